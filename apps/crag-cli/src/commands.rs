@@ -1,0 +1,215 @@
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _, Result};
+use clap::Args;
+use crag_core::{Query, TopK};
+use crag_engine::sources::{is_beir_corpus, read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
+use crag_engine::{ChunkingConfig, Engine, EngineConfig, IngestProgress};
+use crag_lancedb::LanceVectorIndex;
+use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
+use crag_tantivy::TantivyKeywordIndex;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::output;
+
+/// Where things live, from global flags.
+pub struct Context {
+    pub data_dir: PathBuf,
+    pub vectors_uri: Option<String>,
+    pub assets_dir: Option<PathBuf>,
+}
+
+/// Name of the LanceDB table holding chunk vectors.
+const VECTOR_TABLE: &str = "chunks";
+
+impl Context {
+    fn vectors_uri(&self) -> String {
+        self.vectors_uri
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("vectors").to_string_lossy().into_owned())
+    }
+
+    async fn engine(&self, config: EngineConfig) -> Result<Engine> {
+        let assets_dir = self.assets_dir.clone().unwrap_or_else(default_assets_dir);
+        let assets = EmbedderAssets::from_manifest(&assets_dir)?;
+        let embedder =
+            tokio::task::spawn_blocking(move || OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)))
+                .await
+                .context("embedder loading task failed")??;
+        let dimension = crag_ports::Embedder::dimension(&embedder);
+        std::fs::create_dir_all(&self.data_dir).with_context(|| {
+            format!(
+                "failed to create data directory {}",
+                self.data_dir.display()
+            )
+        })?;
+        let keywords = TantivyKeywordIndex::open(&self.data_dir.join("keyword"))?;
+        let vectors = LanceVectorIndex::open(&self.vectors_uri(), VECTOR_TABLE, dimension).await?;
+        Ok(Engine::new(
+            Arc::new(embedder),
+            Arc::new(vectors),
+            Arc::new(keywords),
+            config,
+        )?)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// A directory, a single file, or a BEIR corpus.jsonl.
+    path: PathBuf,
+    /// Files larger than this many bytes are skipped.
+    #[arg(long, default_value_t = DEFAULT_MAX_FILE_BYTES)]
+    max_file_bytes: u64,
+    /// Tokens per chunk.
+    #[arg(long, default_value_t = ChunkingConfig::default().chunk_tokens)]
+    chunk_tokens: usize,
+    /// Tokens shared by consecutive chunks.
+    #[arg(long, default_value_t = ChunkingConfig::default().overlap_tokens)]
+    overlap_tokens: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn ingest(ctx: &Context, args: IngestArgs) -> Result<()> {
+    let chunking = ChunkingConfig {
+        chunk_tokens: args.chunk_tokens,
+        overlap_tokens: args.overlap_tokens,
+    };
+    chunking.validate()?;
+    let path = args.path.clone();
+    if !path.exists() {
+        bail!("{} does not exist", path.display());
+    }
+    let max = args.max_file_bytes;
+    let loaded = tokio::task::spawn_blocking(move || {
+        if is_beir_corpus(&path) {
+            read_beir_corpus(&path)
+        } else {
+            read_path(&path, max)
+        }
+    })
+    .await
+    .context("reading task failed")??;
+    let engine = ctx
+        .engine(EngineConfig {
+            chunking,
+            ..EngineConfig::default()
+        })
+        .await?;
+    let progress = Bar::new(args.json);
+    let report = engine
+        .ingest(loaded.documents, loaded.skipped, &loaded.scope, &progress)
+        .await?;
+    output::ingest_report(&report, args.json)
+}
+
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// The question or keywords.
+    text: String,
+    /// Number of results.
+    #[arg(long, default_value_t = 10)]
+    top_k: usize,
+    /// Print the results as JSON (see docs/cli-json.md).
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
+    let query = Query::new(&args.text)?;
+    let top_k = TopK::new(args.top_k)?;
+    ensure_index(&ctx.data_dir)?;
+    let engine = ctx.engine(EngineConfig::default()).await?;
+    let retrieval = engine.retrieve(&query, top_k).await?;
+    output::retrieval(&query, top_k, &retrieval, args.json)
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Print the statistics as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn stats(ctx: &Context, args: StatsArgs) -> Result<()> {
+    ensure_index(&ctx.data_dir)?;
+    let engine = ctx.engine(EngineConfig::default()).await?;
+    let stats = engine.stats().await?;
+    let bytes = dir_size(&ctx.data_dir);
+    output::stats(&ctx.data_dir, &stats, bytes, args.json)
+}
+
+fn ensure_index(data_dir: &Path) -> Result<()> {
+    if !data_dir.join("keyword").is_dir() {
+        bail!(
+            "no index in {}: run `crag ingest PATH` first (or pass --data-dir)",
+            data_dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    walkdir_size(dir).unwrap_or(0)
+}
+
+fn walkdir_size(dir: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() {
+            walkdir_size(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
+
+/// Progress bar on stderr; hidden when stderr is not a terminal or JSON is asked for.
+struct Bar {
+    bar: ProgressBar,
+    chunks: AtomicUsize,
+}
+
+impl Bar {
+    fn new(quiet: bool) -> Self {
+        let bar = if quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(0)
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {wide_bar} {pos}/{len} documents, {msg} ({eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Self {
+            bar,
+            chunks: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl IngestProgress for Bar {
+    fn start(&self, documents: usize) {
+        self.bar.set_length(documents as u64);
+        self.bar.set_message("0 chunks");
+    }
+
+    fn advance(&self, documents: usize, chunks: usize) {
+        let total = self.chunks.fetch_add(chunks, Ordering::Relaxed) + chunks;
+        self.bar.set_message(format!("{total} chunks"));
+        self.bar.inc(documents as u64);
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

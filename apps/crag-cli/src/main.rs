@@ -1,0 +1,65 @@
+//! The `crag` command: ingest documents, query them, show index statistics.
+
+mod commands;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Self-correcting hybrid retrieval over your documents and code.
+#[derive(Debug, Parser)]
+#[command(name = "crag", version, about)]
+struct Cli {
+    /// Data directory holding the indexes.
+    #[arg(long, global = true, env = "CRAG_DATA_DIR", default_value = ".crag")]
+    data_dir: PathBuf,
+    /// Vector store URI (a directory or an object-store URI); default: <data-dir>/vectors.
+    #[arg(long, global = true, env = "CRAG_VECTORS_URI")]
+    vectors_uri: Option<String>,
+    /// Directory of the model and runtime assets; default: ~/.cache/crag/assets.
+    #[arg(long, global = true, env = "CRAG_ASSETS_DIR")]
+    assets_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ingest a directory, a file, or a BEIR corpus.jsonl.
+    Ingest(commands::IngestArgs),
+    /// Retrieve the chunks best matching a query.
+    Query(commands::QueryArgs),
+    /// Show what the indexes hold.
+    Stats(commands::StatsArgs),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CRAG_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let ctx = commands::Context {
+        data_dir: cli.data_dir,
+        vectors_uri: cli.vectors_uri,
+        assets_dir: cli.assets_dir,
+    };
+    let result = match cli.command {
+        Command::Ingest(args) => commands::ingest(&ctx, args).await,
+        Command::Query(args) => commands::query(&ctx, args).await,
+        Command::Stats(args) => commands::stats(&ctx, args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,324 @@
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result};
+
+/// Longest accepted identifier, in bytes.
+const MAX_ID_BYTES: usize = 2048;
+
+fn validate_id(field: &'static str, raw: &str) -> Result<()> {
+    if raw.trim().is_empty() {
+        return Err(CoreError::invalid(field, "must not be empty"));
+    }
+    if raw.len() > MAX_ID_BYTES {
+        return Err(CoreError::invalid(
+            field,
+            format!("longer than {MAX_ID_BYTES} bytes"),
+        ));
+    }
+    if raw.chars().any(char::is_control) {
+        return Err(CoreError::invalid(field, "contains control characters"));
+    }
+    Ok(())
+}
+
+/// Identifier of a document: a canonical file path, a corpus-qualified id or a URL.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct DocumentId(String);
+
+impl DocumentId {
+    /// Validates `raw`: not blank, at most 2048 bytes, no control characters.
+    pub fn new(raw: impl Into<String>) -> Result<Self> {
+        let raw = raw.into();
+        validate_id("document id", &raw)?;
+        Ok(Self(raw))
+    }
+
+    /// Returns the id as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Identifier of a chunk, unique across the index: `<document id>#<ordinal>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ChunkId(String);
+
+impl ChunkId {
+    /// Validates `raw` with the same rules as [`DocumentId::new`].
+    pub fn new(raw: impl Into<String>) -> Result<Self> {
+        let raw = raw.into();
+        validate_id("chunk id", &raw)?;
+        Ok(Self(raw))
+    }
+
+    /// Returns the id of the `ordinal`-th chunk of `document`.
+    pub fn for_document(document: &DocumentId, ordinal: usize) -> Self {
+        Self(format!("{}#{ordinal}", document.0))
+    }
+
+    /// Returns the id as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+macro_rules! string_id_impls {
+    ($ty:ident) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl TryFrom<String> for $ty {
+            type Error = CoreError;
+            fn try_from(raw: String) -> Result<Self> {
+                Self::new(raw)
+            }
+        }
+        impl From<$ty> for String {
+            fn from(id: $ty) -> String {
+                id.0
+            }
+        }
+    };
+}
+string_id_impls!(DocumentId);
+string_id_impls!(ChunkId);
+
+/// What a chunk holds, which decides how it is chunked and shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChunkKind {
+    /// Natural-language text (Markdown, plain text, abstracts).
+    Prose,
+    /// Source code.
+    Code,
+    /// A web search result.
+    Web,
+}
+
+impl ChunkKind {
+    /// Returns the lowercase name used in indexes and wire formats.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Prose => "prose",
+            Self::Code => "code",
+            Self::Web => "web",
+        }
+    }
+}
+
+impl fmt::Display for ChunkKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ChunkKind {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "prose" => Ok(Self::Prose),
+            "code" => Ok(Self::Code),
+            "web" => Ok(Self::Web),
+            other => Err(CoreError::invalid(
+                "chunk kind",
+                format!("unknown kind `{other}`"),
+            )),
+        }
+    }
+}
+
+/// Where a chunk sits in its document: byte range `[byte_start, byte_end)` and the 1-based,
+/// inclusive line range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte of the chunk.
+    pub byte_start: u64,
+    /// One past the last byte of the chunk.
+    pub byte_end: u64,
+    /// First line (1-based).
+    pub line_start: u32,
+    /// Last line (1-based, inclusive).
+    pub line_end: u32,
+}
+
+impl Span {
+    /// Validates that the ranges are ordered and lines are 1-based.
+    pub fn new(byte_start: u64, byte_end: u64, line_start: u32, line_end: u32) -> Result<Self> {
+        if byte_end < byte_start {
+            return Err(CoreError::invalid("span", "byte end before byte start"));
+        }
+        if line_start == 0 || line_end < line_start {
+            return Err(CoreError::invalid(
+                "span",
+                "lines must be 1-based and ordered",
+            ));
+        }
+        Ok(Self {
+            byte_start,
+            byte_end,
+            line_start,
+            line_end,
+        })
+    }
+}
+
+/// A whole document before chunking.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Document {
+    /// Stable identifier.
+    pub id: DocumentId,
+    /// Path or URL shown to users.
+    pub source: String,
+    /// Title (file name, front-matter title or corpus title).
+    pub title: String,
+    /// Full text.
+    pub text: String,
+    /// Prose, code or web.
+    pub kind: ChunkKind,
+}
+
+impl Document {
+    /// Builds a document, rejecting empty text.
+    pub fn new(
+        id: DocumentId,
+        source: impl Into<String>,
+        title: impl Into<String>,
+        text: impl Into<String>,
+        kind: ChunkKind,
+    ) -> Result<Self> {
+        let text = text.into();
+        if text.trim().is_empty() {
+            return Err(CoreError::invalid("document", "text is empty"));
+        }
+        Ok(Self {
+            id,
+            source: source.into(),
+            title: title.into(),
+            text,
+            kind,
+        })
+    }
+
+    /// Returns the BLAKE3 hash of everything that affects indexing (title, kind, text).
+    pub fn content_hash(&self) -> String {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(self.kind.as_str().as_bytes());
+        hasher.update(&[0]);
+        hasher.update(self.title.as_bytes());
+        hasher.update(&[0]);
+        hasher.update(self.text.as_bytes());
+        hasher.finalize().to_hex().to_string()
+    }
+}
+
+/// A retrievable piece of a document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// Unique chunk id.
+    pub id: ChunkId,
+    /// Document the chunk belongs to.
+    pub document_id: DocumentId,
+    /// Path or URL of the document.
+    pub source: String,
+    /// Title of the document.
+    pub title: String,
+    /// The chunk's text.
+    pub text: String,
+    /// Position in the document.
+    pub span: Span,
+    /// Prose, code or web.
+    pub kind: ChunkKind,
+    /// Content hash of the whole document at ingestion time.
+    pub content_hash: String,
+}
+
+impl Chunk {
+    /// Builds a chunk, rejecting empty text.
+    #[expect(clippy::too_many_arguments, reason = "a plain record of eight fields")]
+    pub fn new(
+        id: ChunkId,
+        document_id: DocumentId,
+        source: impl Into<String>,
+        title: impl Into<String>,
+        text: impl Into<String>,
+        span: Span,
+        kind: ChunkKind,
+        content_hash: impl Into<String>,
+    ) -> Result<Self> {
+        let text = text.into();
+        if text.trim().is_empty() {
+            return Err(CoreError::invalid("chunk", "text is empty"));
+        }
+        Ok(Self {
+            id,
+            document_id,
+            source: source.into(),
+            title: title.into(),
+            text,
+            span,
+            kind,
+            content_hash: content_hash.into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_reject_blank_and_control_characters() {
+        assert!(DocumentId::new("").is_err());
+        assert!(DocumentId::new("  ").is_err());
+        assert!(DocumentId::new("a\nb").is_err());
+        assert!(DocumentId::new("x".repeat(MAX_ID_BYTES + 1)).is_err());
+        assert!(DocumentId::new("docs/README.md").is_ok());
+        assert!(ChunkId::new("\u{0}").is_err());
+    }
+
+    #[test]
+    fn chunk_id_is_document_and_ordinal() {
+        let doc = DocumentId::new("a/b.md").unwrap();
+        assert_eq!(ChunkId::for_document(&doc, 3).as_str(), "a/b.md#3");
+    }
+
+    #[test]
+    fn span_validation() {
+        assert!(Span::new(5, 4, 1, 1).is_err());
+        assert!(Span::new(0, 4, 0, 1).is_err());
+        assert!(Span::new(0, 4, 2, 1).is_err());
+        assert!(Span::new(0, 4, 1, 3).is_ok());
+    }
+
+    #[test]
+    fn kind_round_trips() {
+        for kind in [ChunkKind::Prose, ChunkKind::Code, ChunkKind::Web] {
+            assert_eq!(kind.as_str().parse::<ChunkKind>().unwrap(), kind);
+        }
+        assert!("pdf".parse::<ChunkKind>().is_err());
+    }
+
+    #[test]
+    fn content_hash_changes_with_text_and_title() {
+        let id = DocumentId::new("d").unwrap();
+        let a = Document::new(id.clone(), "s", "t", "hello", ChunkKind::Prose).unwrap();
+        let b = Document::new(id.clone(), "s", "t", "hello!", ChunkKind::Prose).unwrap();
+        let c = Document::new(id, "s", "T", "hello", ChunkKind::Prose).unwrap();
+        assert_ne!(a.content_hash(), b.content_hash());
+        assert_ne!(a.content_hash(), c.content_hash());
+        assert_eq!(a.content_hash(), a.clone().content_hash());
+    }
+
+    #[test]
+    fn empty_documents_are_rejected() {
+        let id = DocumentId::new("d").unwrap();
+        assert!(Document::new(id, "s", "t", " \n", ChunkKind::Prose).is_err());
+    }
+}

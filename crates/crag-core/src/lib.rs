@@ -1,0 +1,16 @@
+//! Domain types of crag: documents, chunks, queries and scored results.
+//!
+//! Everything here is validated at construction and free of IO and async runtimes, so every
+//! other crate can rely on a `Chunk` or a `Query` being well formed.
+
+mod chunk;
+mod error;
+mod query;
+mod scored;
+mod verdict;
+
+pub use chunk::{Chunk, ChunkId, ChunkKind, Document, DocumentId, Span};
+pub use error::{CoreError, Result};
+pub use query::{Query, TopK, MAX_QUERY_BYTES, MAX_TOP_K};
+pub use scored::{FusedHit, LegHit, ScoredChunk};
+pub use verdict::{Correction, CorrectionKind, CriterionScore, EvalDocument, Evaluation, Verdict};

@@ -1,0 +1,119 @@
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result};
+
+/// Longest accepted query text, in bytes.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+/// Largest accepted `top_k`.
+pub const MAX_TOP_K: usize = 1000;
+
+/// A user query: trimmed, non-empty, at most [`MAX_QUERY_BYTES`] bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Query(String);
+
+impl Query {
+    /// Validates and trims `raw`.
+    pub fn new(raw: impl AsRef<str>) -> Result<Self> {
+        let text = raw.as_ref().trim();
+        if text.is_empty() {
+            return Err(CoreError::invalid("query", "must not be empty"));
+        }
+        if text.len() > MAX_QUERY_BYTES {
+            return Err(CoreError::invalid(
+                "query",
+                format!("longer than {MAX_QUERY_BYTES} bytes"),
+            ));
+        }
+        if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+            return Err(CoreError::invalid("query", "contains control characters"));
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    /// Returns the query text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Query {
+    type Error = CoreError;
+    fn try_from(raw: String) -> Result<Self> {
+        Self::new(raw)
+    }
+}
+
+impl From<Query> for String {
+    fn from(q: Query) -> String {
+        q.0
+    }
+}
+
+/// Number of results asked for: between 1 and [`MAX_TOP_K`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "usize", into = "usize")]
+pub struct TopK(usize);
+
+impl TopK {
+    /// Validates `k`.
+    pub fn new(k: usize) -> Result<Self> {
+        if k == 0 || k > MAX_TOP_K {
+            return Err(CoreError::invalid(
+                "top_k",
+                format!("must be between 1 and {MAX_TOP_K}, got {k}"),
+            ));
+        }
+        Ok(Self(k))
+    }
+
+    /// Returns k.
+    pub fn get(self) -> usize {
+        self.0
+    }
+}
+
+impl Default for TopK {
+    fn default() -> Self {
+        Self(10)
+    }
+}
+
+impl TryFrom<usize> for TopK {
+    type Error = CoreError;
+    fn try_from(k: usize) -> Result<Self> {
+        Self::new(k)
+    }
+}
+
+impl From<TopK> for usize {
+    fn from(k: TopK) -> usize {
+        k.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_is_trimmed_and_validated() {
+        assert_eq!(
+            Query::new("  what is rrf? \n").unwrap().as_str(),
+            "what is rrf?"
+        );
+        assert!(Query::new("").is_err());
+        assert!(Query::new(" \t\n ").is_err());
+        assert!(Query::new("a\u{7}b").is_err());
+        assert!(Query::new("x".repeat(MAX_QUERY_BYTES + 1)).is_err());
+        assert!(Query::new("x".repeat(MAX_QUERY_BYTES)).is_ok());
+    }
+
+    #[test]
+    fn top_k_bounds() {
+        assert!(TopK::new(0).is_err());
+        assert!(TopK::new(MAX_TOP_K + 1).is_err());
+        assert_eq!(TopK::new(MAX_TOP_K).unwrap().get(), MAX_TOP_K);
+        assert_eq!(TopK::default().get(), 10);
+    }
+}

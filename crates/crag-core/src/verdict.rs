@@ -1,0 +1,181 @@
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result};
+
+/// How well a retrieval answers its query (Corrective RAG's three-way judgement).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The results answer the query: keep them.
+    Correct,
+    /// Mixed: filter, expand the query and retrieve again.
+    Ambiguous,
+    /// The results do not answer the query: discard, rewrite, search the web.
+    Incorrect,
+}
+
+impl Verdict {
+    /// Returns the lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Correct => "correct",
+            Self::Ambiguous => "ambiguous",
+            Self::Incorrect => "incorrect",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Verdict {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "correct" | "relevant" => Ok(Self::Correct),
+            "ambiguous" | "partial" => Ok(Self::Ambiguous),
+            "incorrect" | "irrelevant" => Ok(Self::Incorrect),
+            other => Err(CoreError::invalid(
+                "verdict",
+                format!("unknown verdict `{other}`"),
+            )),
+        }
+    }
+}
+
+/// One criterion of an evaluation, with its weight in the aggregate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CriterionScore {
+    /// Name, e.g. `keyword_overlap`.
+    pub name: String,
+    /// Score in [0, 1].
+    pub score: f32,
+    /// Weight in the aggregate score.
+    pub weight: f32,
+}
+
+/// A relevance evaluator's judgement of a result list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Aggregate score in [0, 1].
+    pub score: f32,
+    /// One score in [0, 1] per evaluated document, in input order; `None` where the evaluator
+    /// gave no judgement for it (e.g. an LLM answer missing an entry).
+    pub document_scores: Vec<Option<f32>>,
+    /// Per-criterion scores (empty for evaluators without criteria).
+    pub criteria: Vec<CriterionScore>,
+    /// Why, in one or two sentences.
+    pub reasoning: String,
+    /// Problems met while evaluating (unparsed answer parts, missing entries), never hidden.
+    pub issues: Vec<String>,
+}
+
+/// A corrective action the engine took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CorrectionKind {
+    /// Results kept as they were.
+    Keep,
+    /// Results dropped (all, or those scored below the filter threshold).
+    Discard,
+    /// Query expanded with synonyms and retrieved again.
+    Expand,
+    /// Query rewritten.
+    Rewrite,
+    /// Web search run.
+    WebSearch,
+    /// Results refined to their most relevant strips.
+    Refine,
+}
+
+impl CorrectionKind {
+    /// Returns the snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Keep => "keep",
+            Self::Discard => "discard",
+            Self::Expand => "expand",
+            Self::Rewrite => "rewrite",
+            Self::WebSearch => "web_search",
+            Self::Refine => "refine",
+        }
+    }
+}
+
+impl fmt::Display for CorrectionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A corrective action with its reason and the queries it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Correction {
+    /// What was done.
+    pub kind: CorrectionKind,
+    /// Why.
+    pub reason: String,
+    /// Queries issued by the action (expanded, rewritten or web queries).
+    pub queries: Vec<String>,
+}
+
+impl Correction {
+    /// Builds a correction without queries.
+    pub fn new(kind: CorrectionKind, reason: impl Into<String>) -> Self {
+        Self {
+            kind,
+            reason: reason.into(),
+            queries: Vec::new(),
+        }
+    }
+
+    /// Adds the queries the action ran.
+    #[must_use]
+    pub fn with_queries(mut self, queries: Vec<String>) -> Self {
+        self.queries = queries;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_parses_seed_names() {
+        assert_eq!("RELEVANT".parse::<Verdict>().unwrap(), Verdict::Correct);
+        assert_eq!("partial".parse::<Verdict>().unwrap(), Verdict::Ambiguous);
+        assert_eq!(
+            " Incorrect ".parse::<Verdict>().unwrap(),
+            Verdict::Incorrect
+        );
+        assert!("maybe".parse::<Verdict>().is_err());
+    }
+
+    #[test]
+    fn correction_kind_names() {
+        assert_eq!(CorrectionKind::WebSearch.as_str(), "web_search");
+        assert_eq!(CorrectionKind::WebSearch.to_string(), "web_search");
+    }
+}
+
+/// A retrieved document as an evaluator sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalDocument {
+    /// Chunk id (or URL for web results).
+    pub id: String,
+    /// Where it comes from (path or URL), for source diversity.
+    pub source: String,
+    /// Its text.
+    pub text: String,
+    /// Query-document similarity from retrieval, in [0, 1] (cosine similarity clamped at 0).
+    pub similarity: f32,
+}

@@ -1,0 +1,218 @@
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crag_core::{Document, FusedHit, Query, ScoredChunk, TopK};
+use crag_ports::{Embedder, KeywordIndex, PortResult, VectorIndex};
+
+use crate::chunker::ChunkingConfig;
+use crate::error::{EngineError, Result};
+use crate::fusion::{reciprocal_rank_fusion, RRF_K};
+use crate::ingest::{IngestProgress, IngestReport, Ingestor, Scope};
+use crate::sources::Skipped;
+
+/// Tunables of the engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EngineConfig {
+    /// How documents are chunked.
+    pub chunking: ChunkingConfig,
+    /// Candidates asked of each leg before fusion (at least `top_k`).
+    pub leg_depth: usize,
+    /// Reciprocal-rank-fusion constant.
+    pub rrf_k: f32,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            chunking: ChunkingConfig::default(),
+            leg_depth: 100,
+            rrf_k: RRF_K,
+        }
+    }
+}
+
+/// Time spent in each stage of a retrieval.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RetrievalTimings {
+    /// BM25 search.
+    pub keyword: Duration,
+    /// Query embedding.
+    pub embed: Duration,
+    /// Vector search (after embedding).
+    pub vector: Duration,
+    /// Rank fusion.
+    pub fusion: Duration,
+    /// Whole retrieval, legs concurrent.
+    pub total: Duration,
+}
+
+/// Result of a hybrid retrieval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrieval {
+    /// Fused hits, best first.
+    pub hits: Vec<FusedHit>,
+    /// Stage timings.
+    pub timings: RetrievalTimings,
+    /// Legs that failed (the other leg's results are still returned).
+    pub warnings: Vec<String>,
+}
+
+/// What the indexes hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Distinct documents.
+    pub documents: usize,
+    /// Chunks in the keyword index.
+    pub keyword_chunks: usize,
+    /// Chunks in the vector index.
+    pub vector_chunks: usize,
+    /// Embedding model.
+    pub embedding_model: String,
+    /// Embedding dimension.
+    pub dimension: usize,
+}
+
+/// The engine facade: owns the adapters and runs ingestion and retrieval over them.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    embedder: Arc<dyn Embedder>,
+    vectors: Arc<dyn VectorIndex>,
+    keywords: Arc<dyn KeywordIndex>,
+    config: EngineConfig,
+}
+
+impl Engine {
+    /// Wires the engine; fails when the vector index and the embedder disagree on dimension.
+    pub fn new(
+        embedder: Arc<dyn Embedder>,
+        vectors: Arc<dyn VectorIndex>,
+        keywords: Arc<dyn KeywordIndex>,
+        config: EngineConfig,
+    ) -> Result<Self> {
+        config.chunking.validate()?;
+        if embedder.dimension() != vectors.dimension() {
+            return Err(EngineError::InvalidInput(format!(
+                "embedder dimension {} differs from vector index dimension {}",
+                embedder.dimension(),
+                vectors.dimension()
+            )));
+        }
+        if config.leg_depth == 0 || config.rrf_k.is_nan() || config.rrf_k <= 0.0 {
+            return Err(EngineError::InvalidInput(
+                "leg_depth and rrf_k must be positive".into(),
+            ));
+        }
+        Ok(Self {
+            embedder,
+            vectors,
+            keywords,
+            config,
+        })
+    }
+
+    /// Ingests documents read from a source; see [`Scope`] for deletions.
+    pub async fn ingest(
+        &self,
+        documents: Vec<Document>,
+        skipped: Vec<Skipped>,
+        scope: &Scope,
+        progress: &dyn IngestProgress,
+    ) -> Result<IngestReport> {
+        let ingestor = Ingestor {
+            embedder: Arc::clone(&self.embedder),
+            vectors: Arc::clone(&self.vectors),
+            keywords: Arc::clone(&self.keywords),
+            chunking: self.config.chunking,
+        };
+        ingestor.ingest(documents, skipped, scope, progress).await
+    }
+
+    /// Retrieves the best `top_k` chunks: BM25 and vector legs run concurrently, then RRF.
+    ///
+    /// If one leg fails the other's results are returned with a warning; if both fail, the
+    /// keyword leg's error is returned.
+    pub async fn retrieve(&self, query: &Query, top_k: TopK) -> Result<Retrieval> {
+        let started = Instant::now();
+        let depth = self.config.leg_depth.max(top_k.get());
+        let keyword_leg = async {
+            let t = Instant::now();
+            let hits = self.keywords.search(query.as_str(), depth).await;
+            (hits, t.elapsed())
+        };
+        let vector_leg = async {
+            let t = Instant::now();
+            let embedded = self.embedder.embed(&[query.as_str().to_owned()]).await;
+            let embed_time = t.elapsed();
+            let t = Instant::now();
+            let hits: PortResult<Vec<ScoredChunk>> = match embedded {
+                Ok(mut v) => match v.pop() {
+                    Some(vector) => self.vectors.nearest(&vector, depth).await,
+                    None => Ok(Vec::new()),
+                },
+                Err(e) => Err(e),
+            };
+            (hits, embed_time, t.elapsed())
+        };
+        let ((keyword, keyword_time), (vector, embed_time, vector_time)) =
+            tokio::join!(keyword_leg, vector_leg);
+        let mut warnings = Vec::new();
+        let (keyword, vector) = match (keyword, vector) {
+            (Ok(k), Ok(v)) => (k, v),
+            (Ok(k), Err(e)) => {
+                tracing::warn!(error = %e, "vector leg failed");
+                warnings.push(format!("vector leg failed: {e}"));
+                (k, Vec::new())
+            }
+            (Err(e), Ok(v)) => {
+                tracing::warn!(error = %e, "keyword leg failed");
+                warnings.push(format!("keyword leg failed: {e}"));
+                (Vec::new(), v)
+            }
+            (Err(e), Err(_)) => return Err(e.into()),
+        };
+        let t = Instant::now();
+        let hits = reciprocal_rank_fusion(&keyword, &vector, self.config.rrf_k, top_k.get());
+        let fusion = t.elapsed();
+        Ok(Retrieval {
+            hits,
+            timings: RetrievalTimings {
+                keyword: keyword_time,
+                embed: embed_time,
+                vector: vector_time,
+                fusion,
+                total: started.elapsed(),
+            },
+            warnings,
+        })
+    }
+
+    /// Returns the keyword leg alone (BM25), best first.
+    pub async fn retrieve_keyword(&self, query: &Query, top_k: TopK) -> Result<Vec<ScoredChunk>> {
+        Ok(self.keywords.search(query.as_str(), top_k.get()).await?)
+    }
+
+    /// Returns the vector leg alone, best first.
+    pub async fn retrieve_vector(&self, query: &Query, top_k: TopK) -> Result<Vec<ScoredChunk>> {
+        let mut v = self.embedder.embed(&[query.as_str().to_owned()]).await?;
+        let vector = v
+            .pop()
+            .ok_or_else(|| EngineError::InvalidInput("no query embedding".into()))?;
+        Ok(self.vectors.nearest(&vector, top_k.get()).await?)
+    }
+
+    /// Counts what the indexes hold.
+    pub async fn stats(&self) -> Result<EngineStats> {
+        let (docs, keyword_chunks, vector_chunks) = tokio::try_join!(
+            self.keywords.documents(),
+            self.keywords.count(),
+            self.vectors.count()
+        )?;
+        Ok(EngineStats {
+            documents: docs.len(),
+            keyword_chunks,
+            vector_chunks,
+            embedding_model: self.embedder.model_id().to_owned(),
+            dimension: self.embedder.dimension(),
+        })
+    }
+}

@@ -1,0 +1,16 @@
+//! Application services of crag, written against the ports only: ingestion (chunking, change
+//! detection, embedding, writing both indexes) and hybrid retrieval (BM25 and vectors run
+//! concurrently, fused by reciprocal rank fusion).
+
+mod chunker;
+mod engine;
+mod error;
+mod fusion;
+mod ingest;
+pub mod sources;
+
+pub use chunker::{chunk_document, ChunkingConfig};
+pub use engine::{Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings};
+pub use error::{EngineError, Result};
+pub use fusion::{reciprocal_rank_fusion, RRF_K};
+pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};

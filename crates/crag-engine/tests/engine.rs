@@ -1,0 +1,270 @@
+//! Engine tests over the in-memory fakes: ingestion change detection, sources, hybrid retrieval.
+
+use std::sync::Arc;
+
+use crag_core::{Query, TopK};
+use crag_engine::sources::{read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
+use crag_engine::{ChunkingConfig, Engine, EngineConfig, NoProgress};
+use crag_ports::fakes::{HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex};
+use crag_ports::{KeywordIndex, VectorIndex};
+
+struct Fixture {
+    engine: Engine,
+    embedder: Arc<HashEmbedder>,
+    keywords: Arc<InMemoryKeywordIndex>,
+    vectors: Arc<InMemoryVectorIndex>,
+}
+
+fn fixture() -> Fixture {
+    let embedder = Arc::new(HashEmbedder::new(64));
+    let keywords = Arc::new(InMemoryKeywordIndex::default());
+    let vectors = Arc::new(InMemoryVectorIndex::new(64));
+    let config = EngineConfig {
+        chunking: ChunkingConfig {
+            chunk_tokens: 8,
+            overlap_tokens: 2,
+        },
+        ..EngineConfig::default()
+    };
+    let engine = Engine::new(embedder.clone(), vectors.clone(), keywords.clone(), config).unwrap();
+    Fixture {
+        engine,
+        embedder,
+        keywords,
+        vectors,
+    }
+}
+
+async fn ingest_dir(f: &Fixture, dir: &std::path::Path) -> crag_engine::IngestReport {
+    let loaded = read_path(dir, DEFAULT_MAX_FILE_BYTES).unwrap();
+    f.engine
+        .ingest(loaded.documents, loaded.skipped, &loaded.scope, &NoProgress)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn reingesting_detects_unchanged_changed_and_deleted_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("a.md"),
+        "# Alpha\nalpha bravo charlie delta echo foxtrot golf hotel india juliet",
+    )
+    .unwrap();
+    std::fs::write(root.join("b.rs"), "fn main() { println!(\"bravo\"); }").unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/c.txt"), "charlie only here").unwrap();
+
+    let f = fixture();
+    let first = ingest_dir(&f, root).await;
+    assert_eq!(
+        (
+            first.documents_added,
+            first.documents_updated,
+            first.documents_deleted
+        ),
+        (3, 0, 0)
+    );
+    let chunks = f.keywords.count().await.unwrap();
+    assert!(chunks >= 4, "a.md spans two chunks, got {chunks} chunks");
+    assert_eq!(f.vectors.count().await.unwrap(), chunks);
+    let embedded = f.embedder.texts_embedded();
+
+    let second = ingest_dir(&f, root).await;
+    assert_eq!(second.documents_unchanged, 3);
+    assert_eq!(second.chunks_written, 0);
+    assert_eq!(
+        f.embedder.texts_embedded(),
+        embedded,
+        "unchanged content is not embedded again"
+    );
+
+    std::fs::write(root.join("a.md"), "# Alpha\nshorter now").unwrap();
+    std::fs::remove_file(root.join("sub/c.txt")).unwrap();
+    let third = ingest_dir(&f, root).await;
+    assert_eq!(
+        (
+            third.documents_updated,
+            third.documents_unchanged,
+            third.documents_deleted
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(
+        f.keywords.count().await.unwrap(),
+        2,
+        "a.md is one chunk now, c.txt is gone"
+    );
+    assert_eq!(f.vectors.count().await.unwrap(), 2);
+    let hits = f
+        .engine
+        .retrieve(&Query::new("charlie").unwrap(), TopK::new(5).unwrap())
+        .await
+        .unwrap();
+    assert!(hits.hits.iter().all(|h| !h.chunk.source.ends_with("c.txt")));
+}
+
+#[tokio::test]
+async fn sources_skip_binaries_large_files_hidden_and_symlinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("ok.md"), "fine text").unwrap();
+    std::fs::write(root.join("bin.txt"), b"abc\0def").unwrap();
+    std::fs::write(root.join("latin1.txt"), [0x63u8, 0x61, 0x66, 0xe9]).unwrap();
+    std::fs::write(root.join("big.md"), "x".repeat(2048)).unwrap();
+    std::fs::write(root.join("image.png"), "not really").unwrap();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config.md"), "hidden").unwrap();
+    std::fs::write(outside.path().join("secret.md"), "outside the root").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("link.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("linkdir")).unwrap();
+
+    let loaded = read_path(root, 1024).unwrap();
+    let names: Vec<_> = loaded.documents.iter().map(|d| d.title.as_str()).collect();
+    assert_eq!(names, vec!["ok.md"]);
+    let skipped: Vec<_> = loaded
+        .skipped
+        .iter()
+        .map(|s| {
+            (
+                s.path.file_name().unwrap().to_string_lossy().into_owned(),
+                s.reason.clone(),
+            )
+        })
+        .collect();
+    let reason = |name: &str| {
+        skipped
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r.as_str())
+    };
+    assert_eq!(reason("bin.txt"), Some("binary content"));
+    assert_eq!(reason("latin1.txt"), Some("not valid UTF-8"));
+    assert_eq!(reason("big.md"), Some("larger than 1024 bytes"));
+    assert_eq!(reason("link.md"), Some("symbolic link not followed"));
+    assert_eq!(reason("linkdir"), Some("symbolic link not followed"));
+    assert!(
+        reason("config.md").is_none(),
+        "hidden folders are not walked"
+    );
+}
+
+#[tokio::test]
+async fn beir_corpus_is_read_and_reingested_idempotently() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus.jsonl");
+    std::fs::write(
+        &corpus,
+        concat!(
+            "{\"_id\": \"1\", \"title\": \"Aspirin\", \"text\": \"Aspirin reduces the risk of heart attack.\"}\n",
+            "{\"_id\": 2, \"title\": \"Vitamin D\", \"text\": \"Vitamin D deficiency is linked to bone loss.\"}\n",
+            "{\"_id\": \"3\", \"title\": \"\", \"text\": \"\"}\n",
+        ),
+    )
+    .unwrap();
+    let loaded = read_beir_corpus(&corpus).unwrap();
+    assert_eq!(loaded.documents.len(), 2);
+    assert_eq!(loaded.skipped.len(), 1);
+    assert!(loaded.documents[1].id.as_str().ends_with("corpus.jsonl#2"));
+
+    let f = fixture();
+    let report = f
+        .engine
+        .ingest(loaded.documents.clone(), vec![], &loaded.scope, &NoProgress)
+        .await
+        .unwrap();
+    assert_eq!(report.documents_added, 2);
+    let hits = f
+        .engine
+        .retrieve(&Query::new("vitamin bone").unwrap(), TopK::new(3).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(hits.hits[0].chunk.title, "Vitamin D");
+    assert!(hits.hits[0].keyword.is_some() && hits.hits[0].vector.is_some());
+    let again = f
+        .engine
+        .ingest(loaded.documents, vec![], &loaded.scope, &NoProgress)
+        .await
+        .unwrap();
+    assert_eq!(again.documents_unchanged, 2);
+
+    std::fs::write(
+        &corpus,
+        "{\"_id\": \"1\", \"title\": \"x\", \"text\": oops}\n",
+    )
+    .unwrap();
+    let err = read_beir_corpus(&corpus).unwrap_err();
+    assert!(err.to_string().contains("corpus.jsonl:1"), "{err}");
+}
+
+#[tokio::test]
+async fn retrieval_keeps_per_leg_ranks_and_normalised_scores() {
+    let f = fixture();
+    let docs = crag_ports::testsuite::sample_chunks();
+    let vectors = {
+        use crag_ports::Embedder;
+        f.embedder
+            .embed(
+                &docs
+                    .iter()
+                    .map(|c| format!("{}\n{}", c.title, c.text))
+                    .collect::<Vec<_>>(),
+            )
+            .await
+            .unwrap()
+    };
+    let records: Vec<_> = docs
+        .iter()
+        .cloned()
+        .zip(vectors)
+        .map(|(chunk, vector)| crag_ports::EmbeddedChunk { chunk, vector })
+        .collect();
+    f.vectors.upsert(&records).await.unwrap();
+    f.keywords.upsert(&docs).await.unwrap();
+
+    let r = f
+        .engine
+        .retrieve(
+            &Query::new("bread oven crust").unwrap(),
+            TopK::new(3).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.hits.len(), 3);
+    assert_eq!(r.hits[0].chunk.id.as_str(), "bread.md#1");
+    assert!(r.warnings.is_empty());
+    for h in &r.hits {
+        assert!((0.0..=1.0).contains(&h.normalized_score));
+        let expected: f32 = [h.keyword, h.vector]
+            .iter()
+            .flatten()
+            .map(|l| 1.0 / (60.0 + l.rank as f32))
+            .sum();
+        assert!((h.fused_score - expected).abs() < 1e-6);
+    }
+    assert!(r
+        .hits
+        .windows(2)
+        .all(|w| w[0].fused_score >= w[1].fused_score));
+
+    let stats = f.engine.stats().await.unwrap();
+    assert_eq!(
+        (stats.documents, stats.keyword_chunks, stats.vector_chunks),
+        (3, 5, 5)
+    );
+}
+
+#[test]
+fn mismatched_dimensions_are_rejected() {
+    let embedder = Arc::new(HashEmbedder::new(64));
+    let err = Engine::new(
+        embedder,
+        Arc::new(InMemoryVectorIndex::new(32)),
+        Arc::new(InMemoryKeywordIndex::default()),
+        EngineConfig::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("dimension"));
+}

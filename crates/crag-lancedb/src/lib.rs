@@ -1,0 +1,327 @@
+//! LanceDB adapter of crag: a [`VectorIndex`] over one LanceDB table.
+//!
+//! [`LanceVectorIndex`] stores every [`Chunk`](crag_core::Chunk) field next to its embedding, one row per chunk,
+//! and answers nearest-neighbour queries by cosine distance. The table lives wherever
+//! `lancedb::connect` can reach: a local directory today, an object-store URI tomorrow.
+//!
+//! Searches are exact (flat) at the sizes crag targets; an ANN index created on the `vector`
+//! column later is used transparently, as the query names the column and the cosine metric.
+
+mod error;
+mod schema;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchIterator};
+use async_trait::async_trait;
+use crag_core::{DocumentId, ScoredChunk};
+use crag_ports::{EmbeddedChunk, PortError, PortResult, VectorIndex};
+use futures::TryStreamExt;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::{Connection, DistanceType, Table};
+
+use crate::error::map_lance_error;
+use crate::schema::{ChunkSchema, VECTOR};
+
+/// Most document ids put in one `DELETE ... IN (...)` predicate.
+const DELETE_BATCH: usize = 512;
+
+/// Vector index backed by one LanceDB table.
+///
+/// Scores are `1 - cosine_distance / 2`, clamped to `[0, 1]`: LanceDB's cosine distance is
+/// `1 - cosine_similarity` in `[0, 2]`, so 1 means the same direction, 0.5 orthogonal and
+/// 0 opposite. Results come best first; equal scores are ordered by chunk id.
+///
+/// Cloning is cheap and clones share the table handle.
+#[derive(Clone)]
+pub struct LanceVectorIndex {
+    uri: String,
+    table_name: String,
+    schema: Arc<ChunkSchema>,
+    table: Table,
+}
+
+impl fmt::Debug for LanceVectorIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LanceVectorIndex")
+            .field("uri", &self.uri)
+            .field("table", &self.table_name)
+            .field("dimension", &self.schema.dimension())
+            .finish()
+    }
+}
+
+impl LanceVectorIndex {
+    /// Opens the table `table` of the LanceDB database at `uri`, creating an empty one if it
+    /// does not exist.
+    ///
+    /// `uri` is passed to `lancedb::connect` unchanged, so a local directory and an
+    /// object-store URI both work. Fails with [`ErrorKind::InvalidInput`] if `dimension` is 0
+    /// or the existing table stores vectors of another dimension or has another schema.
+    ///
+    /// [`ErrorKind::InvalidInput`]: crag_ports::ErrorKind::InvalidInput
+    pub async fn open(uri: &str, table: &str, dimension: usize) -> PortResult<Self> {
+        let schema = Arc::new(ChunkSchema::new(dimension)?);
+        let connection = lancedb::connect(uri)
+            .execute()
+            .await
+            .map_err(map_lance_error("failed to connect to vector database"))?;
+        let handle = open_or_create(&connection, table, &schema).await?;
+        let stored = handle
+            .schema()
+            .await
+            .map_err(map_lance_error("failed to read vector table schema"))?;
+        schema.check_compatible(table, &stored)?;
+        tracing::debug!(uri, table, dimension, "opened lancedb vector table");
+        Ok(Self {
+            uri: uri.to_owned(),
+            table_name: table.to_owned(),
+            schema,
+            table: handle,
+        })
+    }
+
+    /// Returns the URI of the database holding the table.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Returns the name of the table.
+    pub fn table_name(&self) -> &str {
+        &self.table_name
+    }
+
+    fn check_vector(&self, what: impl FnOnce() -> String, vector: &[f32]) -> PortResult<()> {
+        let expected = self.schema.dimension();
+        if vector.len() != expected {
+            return Err(PortError::invalid_input(format!(
+                "{} has dimension {}, expected {expected}",
+                what(),
+                vector.len()
+            )));
+        }
+        if vector.iter().any(|x| !x.is_finite()) {
+            return Err(PortError::invalid_input(format!(
+                "{} contains non-finite values",
+                what()
+            )));
+        }
+        // Cosine distance is undefined for a zero vector: LanceDB would never return such a
+        // row, so it is refused rather than stored unreachable.
+        if vector.iter().all(|x| *x == 0.0) {
+            return Err(PortError::invalid_input(format!("{} is all zeros", what())));
+        }
+        Ok(())
+    }
+
+    /// Runs a flat or indexed cosine search returning up to `limit` rows as scored chunks.
+    async fn search(&self, vector: &[f32], limit: usize) -> PortResult<Vec<ScoredChunk>> {
+        let stream = self
+            .table
+            .query()
+            .select(Select::columns(schema::CHUNK_COLUMNS))
+            .nearest_to(vector)
+            .map_err(map_lance_error("invalid vector query"))?
+            .column(VECTOR)
+            .distance_type(DistanceType::Cosine)
+            .limit(limit)
+            .execute()
+            .await
+            .map_err(map_lance_error("failed to search vector table"))?;
+        let batches: Vec<RecordBatch> = stream
+            .try_collect()
+            .await
+            .map_err(map_lance_error("failed to read vector search results"))?;
+        let mut hits = Vec::with_capacity(limit);
+        for batch in &batches {
+            hits.extend(
+                schema::read_rows(batch)?
+                    .into_iter()
+                    .map(|(chunk, distance)| ScoredChunk {
+                        chunk,
+                        score: score_of(distance),
+                    }),
+            );
+        }
+        Ok(hits)
+    }
+}
+
+/// Opens `table`, creating it empty if it does not exist.
+///
+/// `CreateTableMode::ExistOk` is not used: it rejects any difference from the given schema
+/// with one generic message, where [`ChunkSchema::check_compatible`] names what differs.
+async fn open_or_create(
+    connection: &Connection,
+    table: &str,
+    schema: &ChunkSchema,
+) -> PortResult<Table> {
+    match connection.open_table(table).execute().await {
+        Ok(handle) => return Ok(handle),
+        Err(lancedb::Error::TableNotFound { .. }) => {}
+        Err(e) => return Err(map_lance_error("failed to open vector table")(e)),
+    }
+    match connection
+        .create_empty_table(table, schema.arrow())
+        .execute()
+        .await
+    {
+        Ok(handle) => {
+            tracing::info!(
+                table,
+                dimension = schema.dimension(),
+                "created vector table"
+            );
+            Ok(handle)
+        }
+        // Another process created it since the lookup.
+        Err(lancedb::Error::TableAlreadyExists { .. }) => connection
+            .open_table(table)
+            .execute()
+            .await
+            .map_err(map_lance_error("failed to open vector table")),
+        Err(e) => Err(map_lance_error("failed to create vector table")(e)),
+    }
+}
+
+/// Maps a cosine distance in `[0, 2]` to a score in `[0, 1]`, 1 being best.
+fn score_of(distance: f32) -> f32 {
+    if distance.is_nan() {
+        return 0.0;
+    }
+    (1.0 - distance / 2.0).clamp(0.0, 1.0)
+}
+
+/// Best first; equal scores by chunk id, so results do not depend on storage order.
+fn sort_hits(hits: &mut [ScoredChunk]) {
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.chunk.id.cmp(&b.chunk.id))
+    });
+}
+
+/// Builds the `document_id IN (...)` predicate, quoting ids as SQL string literals.
+///
+/// LanceDB's SQL dialect reads backslashes literally, so doubling single quotes is the only
+/// escaping needed.
+fn document_predicate(ids: &[DocumentId]) -> String {
+    let literals: Vec<String> = ids
+        .iter()
+        .map(|id| format!("'{}'", id.as_str().replace('\'', "''")))
+        .collect();
+    format!("{} IN ({})", schema::DOCUMENT_ID, literals.join(", "))
+}
+
+#[async_trait]
+impl VectorIndex for LanceVectorIndex {
+    fn dimension(&self) -> usize {
+        self.schema.dimension()
+    }
+
+    async fn upsert(&self, records: &[EmbeddedChunk]) -> PortResult<()> {
+        for record in records {
+            self.check_vector(
+                || format!("vector of chunk {}", record.chunk.id),
+                &record.vector,
+            )?;
+        }
+        // merge_insert wants unique keys in its input: the last record of a chunk id wins,
+        // as if the records were upserted one by one.
+        let mut last: HashMap<&str, usize> = HashMap::with_capacity(records.len());
+        for (i, record) in records.iter().enumerate() {
+            last.insert(record.chunk.id.as_str(), i);
+        }
+        let unique: Vec<&EmbeddedChunk> = records
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| last.get(r.chunk.id.as_str()) == Some(i))
+            .map(|(_, r)| r)
+            .collect();
+        if unique.is_empty() {
+            return Ok(());
+        }
+        let batch = self.schema.to_batch(&unique)?;
+        let reader = RecordBatchIterator::new([Ok(batch)], self.schema.arrow());
+        let mut merge = self.table.merge_insert(&[schema::CHUNK_ID]);
+        merge
+            .when_matched_update_all(None)
+            .when_not_matched_insert_all();
+        merge
+            .execute(Box::new(reader))
+            .await
+            .map_err(map_lance_error("failed to upsert into vector table"))?;
+        Ok(())
+    }
+
+    async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()> {
+        for group in ids.chunks(DELETE_BATCH) {
+            self.table
+                .delete(document_predicate(group).as_str())
+                .await
+                .map_err(map_lance_error("failed to delete from vector table"))?;
+        }
+        Ok(())
+    }
+
+    async fn nearest(&self, vector: &[f32], k: usize) -> PortResult<Vec<ScoredChunk>> {
+        self.check_vector(|| "query vector".to_owned(), vector)?;
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        // Ask for one row more than needed. While the last row ties with the k-th, rows of
+        // that same score may have been left out in storage order: widen until the last row
+        // scores strictly lower (or the table is exhausted), so ties are settled by chunk id.
+        let mut limit = k.saturating_add(1);
+        loop {
+            let mut hits = self.search(vector, limit).await?;
+            sort_hits(&mut hits);
+            let complete = hits.len() < limit
+                || hits
+                    .last()
+                    .zip(hits.get(k - 1))
+                    .is_some_and(|(last, kth)| last.score < kth.score);
+            if complete {
+                hits.truncate(k);
+                return Ok(hits);
+            }
+            limit = limit.saturating_mul(2);
+        }
+    }
+
+    async fn count(&self) -> PortResult<usize> {
+        self.table
+            .count_rows(None)
+            .await
+            .map_err(map_lance_error("failed to count vector table rows"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_map_cosine_distance_to_unit_range() {
+        assert_eq!(score_of(0.0), 1.0);
+        assert_eq!(score_of(1.0), 0.5);
+        assert_eq!(score_of(2.0), 0.0);
+        assert_eq!(score_of(-1e-6), 1.0);
+        assert_eq!(score_of(2.5), 0.0);
+        assert_eq!(score_of(f32::NAN), 0.0);
+    }
+
+    #[test]
+    fn predicate_quotes_ids() {
+        let ids = [
+            DocumentId::new("a.md").expect("id"),
+            DocumentId::new("it's \\ \"odd\"").expect("id"),
+        ];
+        assert_eq!(
+            document_predicate(&ids),
+            "document_id IN ('a.md', 'it''s \\ \"odd\"')"
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! Integration tests of the LanceDB vector index on a temporary directory.
+
+use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
+use crag_lancedb::LanceVectorIndex;
+use crag_ports::fakes::HashEmbedder;
+use crag_ports::testsuite::{chunk, sample_chunks, vector_index_suite};
+use crag_ports::{EmbeddedChunk, Embedder, ErrorKind, VectorIndex};
+use tempfile::TempDir;
+
+const DIM: usize = 64;
+const TABLE: &str = "chunks";
+
+fn uri(dir: &TempDir) -> &str {
+    dir.path().to_str().expect("utf-8 temp dir")
+}
+
+async fn open(dir: &TempDir) -> LanceVectorIndex {
+    LanceVectorIndex::open(uri(dir), TABLE, DIM)
+        .await
+        .expect("open index")
+}
+
+async fn embedded(chunks: Vec<Chunk>) -> Vec<EmbeddedChunk> {
+    let texts: Vec<String> = chunks.iter().map(|c| c.text.clone()).collect();
+    let vectors = HashEmbedder::new(DIM).embed(&texts).await.expect("embed");
+    chunks
+        .into_iter()
+        .zip(vectors)
+        .map(|(chunk, vector)| EmbeddedChunk { chunk, vector })
+        .collect()
+}
+
+/// Returns the ids of every stored chunk, sorted.
+async fn stored_ids(index: &LanceVectorIndex) -> Vec<String> {
+    let probe = vec![1.0f32; DIM];
+    let mut ids: Vec<String> = index
+        .nearest(&probe, 1000)
+        .await
+        .expect("nearest")
+        .into_iter()
+        .map(|h| h.chunk.id.as_str().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn passes_the_vector_index_suite() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    vector_index_suite(&index, &HashEmbedder::new(DIM)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn data_survives_reopening() {
+    let dir = TempDir::new().expect("temp dir");
+    let records = embedded(sample_chunks()).await;
+    {
+        let index = open(&dir).await;
+        index.upsert(&records).await.expect("upsert");
+    }
+    let index = open(&dir).await;
+    assert_eq!(index.count().await.expect("count"), records.len());
+    let hits = index.nearest(&records[3].vector, 1).await.expect("nearest");
+    assert_eq!(hits[0].chunk, records[3].chunk);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reopening_with_another_dimension_is_invalid_input() {
+    let dir = TempDir::new().expect("temp dir");
+    drop(open(&dir).await);
+    let err = LanceVectorIndex::open(uri(&dir), TABLE, DIM * 2)
+        .await
+        .expect_err("dimension mismatch");
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let message = err.to_string();
+    assert!(
+        message.contains(&DIM.to_string()) && message.contains(&(DIM * 2).to_string()),
+        "message names both dimensions: {message}"
+    );
+    // Another table of the same database may use another dimension.
+    let other = LanceVectorIndex::open(uri(&dir), "other", DIM * 2)
+        .await
+        .expect("other table");
+    assert_eq!(other.dimension(), DIM * 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zero_dimension_is_invalid_input() {
+    let dir = TempDir::new().expect("temp dir");
+    let err = LanceVectorIndex::open(uri(&dir), TABLE, 0)
+        .await
+        .expect_err("zero dimension");
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_chunk_field_round_trips() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let document = DocumentId::new("src/main.rs").expect("id");
+    let chunk = Chunk::new(
+        ChunkId::for_document(&document, 7),
+        document,
+        "https://example.com/src/main.rs?x='1'",
+        "Main — entry point",
+        "fn main() {\n    println!(\"héllo\");\n}\n",
+        Span::new(u64::from(u32::MAX) + 5, u64::MAX, 40, u32::MAX).expect("span"),
+        ChunkKind::Code,
+        "0123abcd",
+    )
+    .expect("chunk");
+    let records = embedded(vec![chunk.clone()]).await;
+    index.upsert(&records).await.expect("upsert");
+    let hits = index.nearest(&records[0].vector, 5).await.expect("nearest");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].chunk, chunk);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ids_with_quotes_backslashes_and_unicode_delete_correctly() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let odd = [
+        "it's.md",
+        "O''Brien'",
+        "back\\slash\\'.md",
+        "quote\"double\".md",
+        "x') OR ('1' = '1",
+        "日本語/ドキュメント.md",
+        "ümlaut 'ß' 🦀.md",
+    ];
+    let mut chunks: Vec<Chunk> = odd
+        .iter()
+        .enumerate()
+        .map(|(i, doc)| chunk(doc, 0, "Odd", &format!("odd document number {i}")))
+        .collect();
+    chunks.push(chunk("plain.md", 0, "Plain", "an ordinary document"));
+    index.upsert(&embedded(chunks).await).await.expect("upsert");
+    assert_eq!(index.count().await.expect("count"), odd.len() + 1);
+
+    // Delete one at a time: each removes exactly its own chunk.
+    for (i, doc) in odd.iter().enumerate() {
+        let id = DocumentId::new(*doc).expect("id");
+        index.delete_documents(&[id]).await.expect("delete");
+        assert_eq!(
+            index.count().await.expect("count"),
+            odd.len() - i,
+            "deleting {doc:?}"
+        );
+        let ids = stored_ids(&index).await;
+        assert!(!ids.contains(&format!("{doc}#0")), "{doc:?} still stored");
+    }
+    assert_eq!(stored_ids(&index).await, vec!["plain.md#0".to_owned()]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_one_document_leaves_the_others_intact() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let records = embedded(sample_chunks()).await;
+    index.upsert(&records).await.expect("upsert");
+
+    let bread = DocumentId::new("bread.md").expect("id");
+    index
+        .delete_documents(std::slice::from_ref(&bread))
+        .await
+        .expect("delete");
+    assert_eq!(index.count().await.expect("count"), 3);
+    for record in &records {
+        let hits = index.nearest(&record.vector, 10).await.expect("nearest");
+        assert!(hits.iter().all(|h| h.chunk.document_id != bread));
+        if record.chunk.document_id != bread {
+            assert_eq!(
+                hits[0].chunk, record.chunk,
+                "other documents keep their chunks"
+            );
+        }
+    }
+    // Deleting nothing, or an unknown document, changes nothing.
+    index.delete_documents(&[]).await.expect("empty delete");
+    let unknown = DocumentId::new("unknown.md").expect("id");
+    index
+        .delete_documents(&[unknown])
+        .await
+        .expect("delete unknown");
+    assert_eq!(index.count().await.expect("count"), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ties_are_broken_by_chunk_id() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let mut vector = vec![0.0f32; DIM];
+    vector[0] = 1.0;
+    // Inserted out of id order and in two writes, so storage order differs from id order.
+    for names in [["e.md", "b.md", "d.md"], ["a.md", "f.md", "c.md"]] {
+        let records: Vec<EmbeddedChunk> = names
+            .iter()
+            .map(|name| EmbeddedChunk {
+                chunk: chunk(name, 0, "Same", "same vector"),
+                vector: vector.clone(),
+            })
+            .collect();
+        index.upsert(&records).await.expect("upsert");
+    }
+    for k in 1..=6 {
+        let hits = index.nearest(&vector, k).await.expect("nearest");
+        let ids: Vec<&str> = hits.iter().map(|h| h.chunk.id.as_str()).collect();
+        let expected = ["a.md#0", "b.md#0", "c.md#0", "d.md#0", "e.md#0", "f.md#0"];
+        assert_eq!(ids, expected[..k].to_vec());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_last_duplicate_in_one_upsert_wins() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let first = chunk("dup.md", 0, "Dup", "first version");
+    let mut second = first.clone();
+    second.text = "second version".into();
+    let records = embedded(vec![first, second.clone()]).await;
+    index.upsert(&records).await.expect("upsert");
+    assert_eq!(index.count().await.expect("count"), 1);
+    let hits = index.nearest(&records[1].vector, 5).await.expect("nearest");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].chunk, second);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_vectors_write_nothing() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let mut records = embedded(sample_chunks()).await;
+    records[4].vector = vec![0.0; DIM];
+    let err = index.upsert(&records).await.expect_err("zero vector");
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    records[4].vector = vec![f32::NAN; DIM];
+    let err = index.upsert(&records).await.expect_err("nan vector");
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(index.count().await.expect("count"), 0);
+    assert!(index
+        .nearest(&records[0].vector, 0)
+        .await
+        .expect("k = 0")
+        .is_empty());
+}

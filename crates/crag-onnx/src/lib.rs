@@ -1,0 +1,14 @@
+//! ONNX Runtime adapters of crag: the sentence embedder (all-MiniLM-L6-v2 by default).
+//!
+//! ONNX Runtime is loaded dynamically (`ort` with `load-dynamic`) from the shared library
+//! fetched by `scripts/setup-assets.sh`; model files are located through the asset manifest that
+//! script writes, and verified by SHA-256 before use.
+
+mod assets;
+mod embedder;
+mod error;
+mod runtime;
+
+pub use assets::{default_assets_dir, EmbedderAssets, SETUP_COMMAND};
+pub use embedder::{OnnxEmbedder, OnnxEmbedderConfig};
+pub use error::{OnnxError, Result};

@@ -1,0 +1,72 @@
+//! Integration tests of the ONNX embedder with the real all-MiniLM-L6-v2 model.
+//!
+//! They need the assets fetched by `bash scripts/setup-assets.sh` (the README's test command
+//! runs it first).
+
+use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
+use crag_ports::Embedder;
+
+fn embedder() -> OnnxEmbedder {
+    let assets = EmbedderAssets::from_manifest(&default_assets_dir())
+        .unwrap_or_else(|e| panic!("assets unavailable: {e}"));
+    OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)).expect("load embedder")
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn passes_the_embedder_suite() {
+    crag_ports::testsuite::embedder_suite(&embedder()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn weather_sentences_are_closer_than_the_stadium() {
+    let e = embedder();
+    let texts = [
+        "The weather is lovely today.",
+        "It's so sunny outside!",
+        "He drove to the stadium.",
+    ]
+    .map(String::from);
+    let v = e.embed(&texts).await.expect("embed");
+    let sunny = cosine(&v[0], &v[1]);
+    let stadium = cosine(&v[0], &v[2]);
+    let between = cosine(&v[1], &v[2]);
+    assert!(sunny > stadium, "sunny {sunny} must beat stadium {stadium}");
+    // Published sentence-transformers values: 0.6660, 0.1046, 0.1411.
+    assert!((sunny - 0.6660).abs() < 0.01, "weather/sunny {sunny}");
+    assert!((stadium - 0.1046).abs() < 0.01, "weather/stadium {stadium}");
+    assert!((between - 0.1411).abs() < 0.01, "sunny/stadium {between}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn long_inputs_are_truncated_not_rejected() {
+    let e = embedder();
+    let long = "retrieval ".repeat(2000);
+    let v = e
+        .embed(&[long.clone(), "short".into()])
+        .await
+        .expect("embed");
+    assert_eq!(v.len(), 2);
+    let spans = e.token_spans(&long).expect("spans");
+    assert!(
+        spans.len() > e.max_tokens(),
+        "span tokenizer must not truncate"
+    );
+}
+
+#[test]
+fn token_spans_are_byte_offsets_on_char_boundaries() {
+    let e = embedder();
+    let text = "Müller's naïve café — 東京 rocks";
+    let spans = e.token_spans(text).expect("spans");
+    assert!(!spans.is_empty());
+    for r in &spans {
+        assert!(
+            text.is_char_boundary(r.start) && text.is_char_boundary(r.end),
+            "{r:?}"
+        );
+    }
+}

@@ -1,0 +1,259 @@
+//! In-memory fakes of the ports, for unit tests of the layers above them.
+//!
+//! They follow the ports' contracts (the conformance suites run on them) but are not search
+//! engines: scoring is deliberately simple.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use crag_core::{Chunk, DocumentId, ScoredChunk};
+
+use crate::{
+    DocumentEntry, EmbeddedChunk, Embedder, KeywordIndex, PortError, PortResult, VectorIndex,
+};
+
+fn words(text: &str) -> impl Iterator<Item = (Range<usize>, String)> + '_ {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s..i, text[s..i].to_lowercase()));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s..text.len(), text[s..].to_lowercase()));
+    }
+    out.into_iter()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Keyword index over a map; scores a chunk by the number of query-term occurrences.
+#[derive(Debug, Default)]
+pub struct InMemoryKeywordIndex {
+    chunks: Mutex<BTreeMap<String, Chunk>>,
+}
+
+#[async_trait]
+impl KeywordIndex for InMemoryKeywordIndex {
+    async fn upsert(&self, chunks: &[Chunk]) -> PortResult<()> {
+        let mut map = lock(&self.chunks);
+        for chunk in chunks {
+            map.insert(chunk.id.as_str().to_owned(), chunk.clone());
+        }
+        Ok(())
+    }
+
+    async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()> {
+        lock(&self.chunks).retain(|_, c| !ids.contains(&c.document_id));
+        Ok(())
+    }
+
+    async fn search(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
+        let terms: Vec<String> = words(query).map(|(_, w)| w).collect();
+        let map = lock(&self.chunks);
+        let mut hits: Vec<ScoredChunk> = map
+            .values()
+            .filter_map(|chunk| {
+                let text = format!("{} {}", chunk.title, chunk.text);
+                let score = words(&text).filter(|(_, w)| terms.contains(w)).count();
+                (score > 0).then(|| ScoredChunk {
+                    chunk: chunk.clone(),
+                    score: score as f32,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.chunk.id.cmp(&b.chunk.id))
+        });
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    async fn count(&self) -> PortResult<usize> {
+        Ok(lock(&self.chunks).len())
+    }
+
+    async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
+        let mut docs: BTreeMap<DocumentId, DocumentEntry> = BTreeMap::new();
+        for chunk in lock(&self.chunks).values() {
+            docs.entry(chunk.document_id.clone())
+                .or_insert_with(|| DocumentEntry {
+                    id: chunk.document_id.clone(),
+                    content_hash: chunk.content_hash.clone(),
+                    chunks: 0,
+                })
+                .chunks += 1;
+        }
+        Ok(docs.into_values().collect())
+    }
+}
+
+/// Brute-force cosine vector index.
+#[derive(Debug)]
+pub struct InMemoryVectorIndex {
+    dimension: usize,
+    records: Mutex<BTreeMap<String, EmbeddedChunk>>,
+}
+
+impl InMemoryVectorIndex {
+    /// Creates an empty index of vectors of `dimension`.
+    pub fn new(dimension: usize) -> Self {
+        Self {
+            dimension,
+            records: Mutex::default(),
+        }
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+#[async_trait]
+impl VectorIndex for InMemoryVectorIndex {
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    async fn upsert(&self, records: &[EmbeddedChunk]) -> PortResult<()> {
+        if let Some(bad) = records.iter().find(|r| r.vector.len() != self.dimension) {
+            return Err(PortError::invalid_input(format!(
+                "vector of chunk {} has dimension {}, expected {}",
+                bad.chunk.id,
+                bad.vector.len(),
+                self.dimension
+            )));
+        }
+        let mut map = lock(&self.records);
+        for r in records {
+            map.insert(r.chunk.id.as_str().to_owned(), r.clone());
+        }
+        Ok(())
+    }
+
+    async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()> {
+        lock(&self.records).retain(|_, r| !ids.contains(&r.chunk.document_id));
+        Ok(())
+    }
+
+    async fn nearest(&self, vector: &[f32], k: usize) -> PortResult<Vec<ScoredChunk>> {
+        if vector.len() != self.dimension {
+            return Err(PortError::invalid_input(format!(
+                "query vector has dimension {}, expected {}",
+                vector.len(),
+                self.dimension
+            )));
+        }
+        let map = lock(&self.records);
+        let mut hits: Vec<ScoredChunk> = map
+            .values()
+            .map(|r| ScoredChunk {
+                chunk: r.chunk.clone(),
+                score: ((1.0 + cosine(vector, &r.vector)) / 2.0).clamp(0.0, 1.0),
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.chunk.id.cmp(&b.chunk.id))
+        });
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    async fn count(&self) -> PortResult<usize> {
+        Ok(lock(&self.records).len())
+    }
+}
+
+/// Deterministic embedder hashing lowercase words into a bag-of-words vector.
+///
+/// Texts sharing words are close; it knows nothing of meaning.
+#[derive(Debug)]
+pub struct HashEmbedder {
+    dimension: usize,
+    texts_embedded: AtomicUsize,
+}
+
+impl HashEmbedder {
+    /// Creates an embedder producing vectors of `dimension`.
+    pub fn new(dimension: usize) -> Self {
+        Self {
+            dimension,
+            texts_embedded: AtomicUsize::new(0),
+        }
+    }
+
+    /// Returns how many texts were embedded so far.
+    pub fn texts_embedded(&self) -> usize {
+        self.texts_embedded.load(Ordering::Relaxed)
+    }
+}
+
+#[async_trait]
+impl Embedder for HashEmbedder {
+    fn model_id(&self) -> &str {
+        "hash-bag-of-words"
+    }
+
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn max_tokens(&self) -> usize {
+        512
+    }
+
+    fn token_spans(&self, text: &str) -> PortResult<Vec<Range<usize>>> {
+        Ok(words(text).map(|(r, _)| r).collect())
+    }
+
+    async fn embed(&self, texts: &[String]) -> PortResult<Vec<Vec<f32>>> {
+        self.texts_embedded
+            .fetch_add(texts.len(), Ordering::Relaxed);
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0.0f32; self.dimension];
+                for (_, w) in words(t) {
+                    let h = fnv1a(&w);
+                    v[(h % self.dimension as u64) as usize] += 1.0;
+                }
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                if norm > 0.0 {
+                    v.iter_mut().for_each(|x| *x /= norm);
+                } else {
+                    v[0] = 1.0;
+                }
+                v
+            })
+            .collect())
+    }
+}
+
+/// FNV-1a: stable across runs and platforms, unlike `DefaultHasher`.
+fn fnv1a(word: &str) -> u64 {
+    word.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

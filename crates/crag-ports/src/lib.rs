@@ -1,0 +1,25 @@
+//! Ports of crag: the async traits the engine talks to and adapters implement.
+//!
+//! Each port is used as `Arc<dyn Port>` so a deployment picks adapters at run time. Each has a
+//! conformance suite (feature `testsuite`) that the in-memory fakes and every real adapter run.
+
+mod embedder;
+mod error;
+mod evaluator;
+mod keyword;
+mod llm;
+mod vector;
+mod websearch;
+
+#[cfg(any(test, feature = "testsuite"))]
+pub mod fakes;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
+
+pub use embedder::Embedder;
+pub use error::{ErrorKind, PortError, PortResult};
+pub use evaluator::RelevanceEvaluator;
+pub use keyword::{DocumentEntry, KeywordIndex};
+pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role};
+pub use vector::{EmbeddedChunk, VectorIndex};
+pub use websearch::{WebResult, WebSearch};

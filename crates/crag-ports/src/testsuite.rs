@@ -1,0 +1,342 @@
+//! Conformance suites: every adapter of a port must pass its suite.
+//!
+//! Each suite takes a fresh, empty instance and panics with a message on the first broken
+//! promise. Fakes run them in unit tests, real adapters in their integration tests.
+
+use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
+
+use crate::{EmbeddedChunk, Embedder, KeywordIndex, VectorIndex};
+
+/// Builds a chunk of `document` for tests.
+pub fn chunk(document: &str, ordinal: usize, title: &str, text: &str) -> Chunk {
+    let document_id = DocumentId::new(document).expect("valid document id");
+    let id = ChunkId::for_document(&document_id, ordinal);
+    let span = Span::new(0, text.len() as u64, 1, 1).expect("valid span");
+    Chunk::new(
+        id,
+        document_id,
+        format!("fixtures/{document}"),
+        title,
+        text,
+        span,
+        ChunkKind::Prose,
+        format!("hash-of-{document}"),
+    )
+    .expect("valid chunk")
+}
+
+/// A small corpus of chunks on distinct topics, spread over three documents.
+pub fn sample_chunks() -> Vec<Chunk> {
+    vec![
+        chunk(
+            "rust.md",
+            0,
+            "Rust ownership",
+            "Ownership and borrowing make Rust memory safe without a garbage collector.",
+        ),
+        chunk(
+            "rust.md",
+            1,
+            "Rust ownership",
+            "The borrow checker rejects dangling references at compile time.",
+        ),
+        chunk(
+            "bread.md",
+            0,
+            "Baking bread",
+            "Sourdough bread needs flour, water, salt and a lively starter.",
+        ),
+        chunk(
+            "bread.md",
+            1,
+            "Baking bread",
+            "Bake the loaf in a hot oven until the crust is deep brown.",
+        ),
+        chunk(
+            "space.md",
+            0,
+            "Orbital mechanics",
+            "A rocket reaches orbit when its horizontal velocity is high enough.",
+        ),
+    ]
+}
+
+fn ids(hits: &[crag_core::ScoredChunk]) -> Vec<&str> {
+    hits.iter().map(|h| h.chunk.id.as_str()).collect()
+}
+
+/// Runs the keyword-index contract against an empty `index`.
+pub async fn keyword_index_suite(index: &dyn KeywordIndex) {
+    assert_eq!(
+        index.count().await.expect("count"),
+        0,
+        "index must start empty"
+    );
+    assert!(index
+        .search("bread", 10)
+        .await
+        .expect("search empty")
+        .is_empty());
+
+    let chunks = sample_chunks();
+    index.upsert(&chunks).await.expect("upsert");
+    assert_eq!(index.count().await.expect("count"), chunks.len());
+
+    let hits = index
+        .search("sourdough bread starter", 10)
+        .await
+        .expect("search");
+    assert_eq!(
+        hits.first().map(|h| h.chunk.id.as_str()),
+        Some("bread.md#0"),
+        "best hit: {:?}",
+        ids(&hits)
+    );
+    assert!(
+        hits.windows(2).all(|w| w[0].score >= w[1].score),
+        "scores must not increase"
+    );
+    assert!(hits.iter().all(|h| h.score.is_finite() && h.score > 0.0));
+    assert_eq!(hits[0].chunk, chunks[2], "stored chunk must round-trip");
+
+    // Titles are searched too.
+    let hits = index.search("orbital", 10).await.expect("search title");
+    assert_eq!(ids(&hits), vec!["space.md#0"]);
+
+    // k is respected.
+    assert!(index.search("the", 1).await.expect("search").len() <= 1);
+
+    // Upsert is idempotent by chunk id and replaces content.
+    let mut changed = chunks[4].clone();
+    changed.text = "A rocket needs thrust; satellites circle the planet.".into();
+    index.upsert(&[changed.clone()]).await.expect("re-upsert");
+    assert_eq!(index.count().await.expect("count"), chunks.len());
+    let hits = index.search("satellites", 10).await.expect("search");
+    assert_eq!(ids(&hits), vec!["space.md#0"]);
+    assert_eq!(hits[0].chunk.text, changed.text);
+
+    // Any user text is a valid query.
+    for odd in [
+        "",
+        "   ",
+        "\"unbalanced",
+        "title:rust",
+        "(borrow AND",
+        "NOT",
+        "a OR",
+        "[1 TO",
+        "^2~",
+        "*",
+        "?",
+        "\\",
+        "-",
+        "+",
+        ":",
+        "rust)",
+        "{}",
+        "日本語の検索",
+        "Ünïcödé bröt",
+        "the of and",
+        "!!!",
+        "borrow\" checker:(",
+        "&& ||",
+    ] {
+        let hits = index
+            .search(odd, 5)
+            .await
+            .unwrap_or_else(|e| panic!("query {odd:?} failed: {e}"));
+        assert!(hits.len() <= 5);
+    }
+    let hits = index.search("borrow\" checker:(", 5).await.expect("search");
+    assert_eq!(
+        hits.first().map(|h| h.chunk.id.as_str()),
+        Some("rust.md#1"),
+        "syntax characters are taken literally"
+    );
+
+    // Documents are listed with their hashes.
+    let docs = index.documents().await.expect("documents");
+    let mut listed: Vec<(&str, usize)> = docs.iter().map(|d| (d.id.as_str(), d.chunks)).collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        vec![("bread.md", 2), ("rust.md", 2), ("space.md", 1)]
+    );
+    assert!(docs
+        .iter()
+        .all(|d| d.content_hash == format!("hash-of-{}", d.id)));
+
+    // Delete by document removes all its chunks and nothing else.
+    let bread = DocumentId::new("bread.md").expect("id");
+    index.delete_documents(&[bread]).await.expect("delete");
+    assert_eq!(index.count().await.expect("count"), 3);
+    assert!(index
+        .search("sourdough", 10)
+        .await
+        .expect("search")
+        .is_empty());
+    assert_eq!(
+        index.search("ownership", 10).await.expect("search").len(),
+        2
+    );
+    let missing = DocumentId::new("never-stored.md").expect("id");
+    index
+        .delete_documents(&[missing])
+        .await
+        .expect("deleting an unknown document is fine");
+    assert_eq!(index.count().await.expect("count"), 3);
+}
+
+/// Runs the vector-index contract against an empty `index`, embedding with `embedder`.
+pub async fn vector_index_suite(index: &dyn VectorIndex, embedder: &dyn Embedder) {
+    assert_eq!(index.dimension(), embedder.dimension());
+    assert_eq!(
+        index.count().await.expect("count"),
+        0,
+        "index must start empty"
+    );
+    let probe = embedder
+        .embed(&["anything".to_owned()])
+        .await
+        .expect("embed");
+    assert!(index
+        .nearest(&probe[0], 5)
+        .await
+        .expect("nearest on empty")
+        .is_empty());
+
+    let chunks = sample_chunks();
+    let texts: Vec<String> = chunks.iter().map(|c| c.text.clone()).collect();
+    let vectors = embedder.embed(&texts).await.expect("embed");
+    let records: Vec<EmbeddedChunk> = chunks
+        .iter()
+        .cloned()
+        .zip(vectors.iter().cloned())
+        .map(|(chunk, vector)| EmbeddedChunk { chunk, vector })
+        .collect();
+    index.upsert(&records).await.expect("upsert");
+    assert_eq!(index.count().await.expect("count"), chunks.len());
+
+    // A stored vector finds itself first, scored ~1.
+    for (i, v) in vectors.iter().enumerate() {
+        let hits = index.nearest(v, 3).await.expect("nearest");
+        assert_eq!(hits.len(), 3);
+        assert_eq!(
+            hits[0].chunk, chunks[i],
+            "a vector must find its own chunk first"
+        );
+        assert!(
+            (hits[0].score - 1.0).abs() < 1e-3,
+            "self score {}",
+            hits[0].score
+        );
+        assert!(
+            hits.iter().all(|h| (0.0..=1.0).contains(&h.score)),
+            "scores in [0, 1]"
+        );
+        assert!(
+            hits.windows(2).all(|w| w[0].score >= w[1].score),
+            "scores must not increase"
+        );
+    }
+
+    // The opposite direction scores ~0.
+    let opposite: Vec<f32> = vectors[0].iter().map(|x| -x).collect();
+    let hits = index.nearest(&opposite, 5).await.expect("nearest");
+    let own = hits
+        .iter()
+        .find(|h| h.chunk.id == chunks[0].id)
+        .expect("all five returned");
+    assert!(own.score < 1e-3, "opposite score {}", own.score);
+
+    // Upsert is idempotent by chunk id.
+    index.upsert(&records[..2]).await.expect("re-upsert");
+    assert_eq!(index.count().await.expect("count"), chunks.len());
+
+    // Wrong dimensions are rejected as invalid input.
+    let bad = vec![0.5f32; index.dimension() + 1];
+    let err = index
+        .nearest(&bad, 3)
+        .await
+        .expect_err("wrong dimension must fail");
+    assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
+    let bad_record = EmbeddedChunk {
+        chunk: chunks[0].clone(),
+        vector: bad,
+    };
+    let err = index
+        .upsert(&[bad_record])
+        .await
+        .expect_err("wrong dimension must fail");
+    assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
+    assert_eq!(
+        index.count().await.expect("count"),
+        chunks.len(),
+        "a failed upsert loses nothing"
+    );
+
+    // Delete by document.
+    let rust = DocumentId::new("rust.md").expect("id");
+    index
+        .delete_documents(std::slice::from_ref(&rust))
+        .await
+        .expect("delete");
+    assert_eq!(index.count().await.expect("count"), 3);
+    let hits = index.nearest(&vectors[0], 10).await.expect("nearest");
+    assert!(hits.iter().all(|h| h.chunk.document_id != rust));
+    assert_eq!(hits.len(), 3);
+}
+
+/// Runs the embedder contract.
+pub async fn embedder_suite(embedder: &dyn Embedder) {
+    let dim = embedder.dimension();
+    assert!(dim > 0);
+    assert!(embedder.embed(&[]).await.expect("empty batch").is_empty());
+    let texts: Vec<String> = sample_chunks().into_iter().map(|c| c.text).collect();
+    let batch = embedder.embed(&texts).await.expect("embed");
+    assert_eq!(batch.len(), texts.len());
+    for v in &batch {
+        assert_eq!(v.len(), dim);
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!(
+            (norm - 1.0).abs() < 1e-3,
+            "vectors are L2-normalised, norm {norm}"
+        );
+    }
+    // Batching does not change results.
+    let single = embedder.embed(&texts[1..2]).await.expect("embed one");
+    let diff = single[0]
+        .iter()
+        .zip(&batch[1])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(
+        diff < 1e-4,
+        "batched and single embeddings differ by {diff}"
+    );
+
+    let text = "Ownership, borrowing: Rust's way.";
+    let spans = embedder.token_spans(text).expect("token spans");
+    assert!(!spans.is_empty());
+    assert!(spans.iter().all(|r| r.start < r.end && r.end <= text.len()));
+    assert!(
+        spans.windows(2).all(|w| w[0].start <= w[1].start),
+        "spans in order"
+    );
+    assert!(embedder.token_spans("").expect("empty text").is_empty());
+    assert!(embedder.max_tokens() > 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fakes::{HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex};
+
+    #[tokio::test]
+    async fn fakes_pass_their_suites() {
+        keyword_index_suite(&InMemoryKeywordIndex::default()).await;
+        let embedder = HashEmbedder::new(64);
+        vector_index_suite(&InMemoryVectorIndex::new(64), &embedder).await;
+        embedder_suite(&embedder).await;
+    }
+}

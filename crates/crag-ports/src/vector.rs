@@ -1,0 +1,35 @@
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+use crag_core::{Chunk, DocumentId, ScoredChunk};
+
+use crate::PortResult;
+
+/// A chunk and its embedding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddedChunk {
+    /// The chunk.
+    pub chunk: Chunk,
+    /// Its embedding, of the index's dimension.
+    pub vector: Vec<f32>,
+}
+
+/// Nearest-neighbour index over chunk embeddings, by cosine similarity.
+#[async_trait]
+pub trait VectorIndex: Debug + Send + Sync + 'static {
+    /// Returns the dimension of the stored vectors.
+    fn dimension(&self) -> usize;
+
+    /// Inserts records, replacing any stored record with the same chunk id.
+    async fn upsert(&self, records: &[EmbeddedChunk]) -> PortResult<()>;
+
+    /// Removes every chunk of the given documents.
+    async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()>;
+
+    /// Returns the `k` chunks closest to `vector`, best first, each scored in [0, 1]
+    /// (`1 - cosine_distance / 2`: 1 is the same direction, 0.5 orthogonal, 0 opposite).
+    async fn nearest(&self, vector: &[f32], k: usize) -> PortResult<Vec<ScoredChunk>>;
+
+    /// Returns the number of chunks stored.
+    async fn count(&self) -> PortResult<usize>;
+}

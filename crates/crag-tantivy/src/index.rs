@@ -1,0 +1,296 @@
+//! The keyword index over an on-disk Tantivy index.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use crag_core::{ChunkId, DocumentId, ScoredChunk};
+use crag_ports::{DocumentEntry, ErrorKind, KeywordIndex, PortError, PortResult};
+use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
+use tantivy::query::BooleanQuery;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::error::{io_error, port_error};
+use crate::schema::{analyzer, Fields, ANALYZER};
+
+/// Memory the writer may buffer before flushing a segment, across its threads.
+const WRITER_MEMORY_BUDGET: usize = 50_000_000;
+
+/// Doc-store blocks cached per segment while listing documents.
+const STORE_CACHE_BLOCKS: usize = 1;
+
+/// A [`KeywordIndex`] ranking chunks by BM25 over their title and text, stored by Tantivy in a
+/// directory.
+///
+/// Writes commit before returning and readers are reloaded right after, so a search issued
+/// once `upsert` or `delete_documents` has returned sees the change. Cloning is cheap and
+/// shares the index.
+#[derive(Clone)]
+pub struct TantivyKeywordIndex {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    fields: Fields,
+    analyzer: TextAnalyzer,
+    reader: IndexReader,
+    /// Tantivy allows one writer per index; writes are serialised through it.
+    writer: Mutex<IndexWriter>,
+}
+
+/// One write applied through the writer before a commit.
+enum Write {
+    /// Replaces the chunk identified by the term with the document.
+    Upsert(Term, TantivyDocument),
+    /// Removes every chunk matching the term.
+    Delete(Term),
+}
+
+impl TantivyKeywordIndex {
+    /// Opens the index stored in `dir`, creating the directory and an empty index if needed.
+    ///
+    /// Takes the index's writer lock until the value and its clones are dropped: a second
+    /// open of the same directory, even from another process, fails as
+    /// [`ErrorKind::Unavailable`]. An index written with another schema fails as
+    /// [`ErrorKind::Internal`]. Opening does blocking IO.
+    pub fn open(dir: &Path) -> PortResult<Self> {
+        const MESSAGE: &str = "failed to open keyword index";
+        std::fs::create_dir_all(dir).map_err(io_error(MESSAGE))?;
+        let directory = MmapDirectory::open(dir)
+            .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
+        let (schema, fields) = Fields::schema();
+        let index = Index::open_or_create(directory, schema).map_err(port_error(MESSAGE))?;
+        let analyzer = analyzer()?;
+        index.tokenizers().register(ANALYZER, analyzer.clone());
+        let writer = index
+            .writer(WRITER_MEMORY_BUDGET)
+            .map_err(port_error(MESSAGE))?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(port_error(MESSAGE))?;
+        tracing::debug!(path = %dir.display(), "opened keyword index");
+        Ok(Self {
+            inner: Arc::new(Inner {
+                path: dir.to_owned(),
+                fields,
+                analyzer,
+                reader,
+                writer: Mutex::new(writer),
+            }),
+        })
+    }
+
+    /// Runs `work` on the blocking pool.
+    async fn blocking<T, F>(&self, work: F) -> PortResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> PortResult<T> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || work(&inner))
+            .await
+            .map_err(|err| PortError::internal("keyword index task failed", err))?
+    }
+}
+
+impl fmt::Debug for TantivyKeywordIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TantivyKeywordIndex")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    /// Applies `writes` and commits them as one, then reloads the reader.
+    ///
+    /// On failure nothing is committed: the pending writes are rolled back.
+    fn commit(&self, writes: Vec<Write>) -> PortResult<()> {
+        const MESSAGE: &str = "failed to write keyword index";
+        let mut writer = self.lock_writer()?;
+        let applied = apply(&mut writer, writes);
+        if let Err(err) = applied {
+            if let Err(rollback) = writer.rollback() {
+                tracing::warn!(error = %rollback, "failed to roll back keyword index writer");
+            }
+            return Err(port_error(MESSAGE)(err));
+        }
+        // Reload under the lock so concurrent writers publish their commits in order.
+        self.reader.reload().map_err(port_error(MESSAGE))
+    }
+
+    /// Locks the writer; after a panic under the lock, drops the uncommitted writes first.
+    fn lock_writer(&self) -> PortResult<MutexGuard<'_, IndexWriter>> {
+        match self.writer.lock() {
+            Ok(writer) => Ok(writer),
+            Err(poisoned) => {
+                let mut writer = poisoned.into_inner();
+                writer
+                    .rollback()
+                    .map_err(port_error("failed to recover keyword index writer"))?;
+                self.writer.clear_poison();
+                Ok(writer)
+            }
+        }
+    }
+
+    fn search(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
+        const MESSAGE: &str = "failed to search keyword index";
+        let terms = self.fields.query_terms(&self.analyzer, query);
+        let searcher = self.reader.searcher();
+        let live = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
+        let k = k.min(live);
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let query = BooleanQuery::new_multiterms_query(terms);
+
+        // Fetch past the k-th hit until the hits tied with it are all in, so that ties are
+        // broken by chunk id rather than by where Tantivy stored the documents.
+        let mut limit = k.saturating_add(1).min(live);
+        let mut hits = loop {
+            let hits = searcher
+                .search(&query, &TopDocs::with_limit(limit).order_by_score())
+                .map_err(port_error(MESSAGE))?;
+            let tied_past_cut = limit < live
+                && hits.len() == limit
+                && hits.get(k - 1).map(|h| h.0) == hits.last().map(|h| h.0);
+            if !tied_past_cut {
+                break hits;
+            }
+            limit = limit.saturating_mul(2).min(live);
+        };
+        if let Some(&(cut, _)) = hits.get(k - 1) {
+            hits.retain(|&(score, _)| score >= cut);
+        }
+
+        let mut scored = hits
+            .into_iter()
+            .map(|(score, address)| {
+                let doc: TantivyDocument = searcher.doc(address).map_err(port_error(MESSAGE))?;
+                let chunk = self.fields.chunk_of(&doc)?;
+                Ok(ScoredChunk { chunk, score })
+            })
+            .collect::<PortResult<Vec<_>>>()?;
+        scored.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.chunk.id.cmp(&b.chunk.id))
+        });
+        scored.truncate(k);
+        Ok(scored)
+    }
+
+    fn count(&self) -> usize {
+        usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
+    }
+
+    fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
+        const MESSAGE: &str = "failed to list keyword index documents";
+        // Per document: its lowest chunk id, whose content hash is reported, and the entry.
+        let mut documents: BTreeMap<DocumentId, (ChunkId, DocumentEntry)> = BTreeMap::new();
+        let searcher = self.reader.searcher();
+        for segment in searcher.segment_readers() {
+            let store = segment
+                .get_store_reader(STORE_CACHE_BLOCKS)
+                .map_err(io_error(MESSAGE))?;
+            for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
+                let doc = doc.map_err(port_error(MESSAGE))?;
+                let chunk_id = self.fields.chunk_id(&doc)?;
+                let content_hash = self.fields.content_hash(&doc)?;
+                let document_id = self.fields.document_id(&doc)?;
+                match documents.get_mut(&document_id) {
+                    Some((first, entry)) => {
+                        entry.chunks += 1;
+                        if chunk_id < *first {
+                            content_hash.clone_into(&mut entry.content_hash);
+                            *first = chunk_id;
+                        }
+                    }
+                    None => {
+                        let entry = DocumentEntry {
+                            id: document_id.clone(),
+                            content_hash: content_hash.to_owned(),
+                            chunks: 1,
+                        };
+                        documents.insert(document_id, (chunk_id, entry));
+                    }
+                }
+            }
+        }
+        Ok(documents.into_values().map(|(_, entry)| entry).collect())
+    }
+}
+
+/// Applies `writes` in order and commits them.
+fn apply(writer: &mut IndexWriter, writes: Vec<Write>) -> tantivy::Result<()> {
+    for write in writes {
+        match write {
+            Write::Upsert(id, doc) => {
+                writer.delete_term(id);
+                writer.add_document(doc)?;
+            }
+            Write::Delete(term) => {
+                writer.delete_term(term);
+            }
+        }
+    }
+    writer.commit()?;
+    Ok(())
+}
+
+#[async_trait]
+impl KeywordIndex for TantivyKeywordIndex {
+    async fn upsert(&self, chunks: &[crag_core::Chunk]) -> PortResult<()> {
+        if chunks.is_empty() {
+            return Ok(());
+        }
+        let fields = self.inner.fields;
+        let writes: Vec<Write> = chunks
+            .iter()
+            .map(|chunk| Write::Upsert(fields.chunk_term(&chunk.id), fields.document_of(chunk)))
+            .collect();
+        let n = writes.len();
+        self.blocking(move |inner| inner.commit(writes)).await?;
+        tracing::debug!(chunks = n, "upserted chunks into keyword index");
+        Ok(())
+    }
+
+    async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let fields = self.inner.fields;
+        let writes: Vec<Write> = ids
+            .iter()
+            .map(|id| Write::Delete(fields.document_term(id)))
+            .collect();
+        let n = writes.len();
+        self.blocking(move |inner| inner.commit(writes)).await?;
+        tracing::debug!(documents = n, "deleted documents from keyword index");
+        Ok(())
+    }
+
+    async fn search(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let query = query.to_owned();
+        self.blocking(move |inner| inner.search(&query, k)).await
+    }
+
+    async fn count(&self) -> PortResult<usize> {
+        Ok(self.inner.count())
+    }
+
+    async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
+        self.blocking(Inner::documents).await
+    }
+}

@@ -1,0 +1,14 @@
+//! Tantivy adapter of crag's [`KeywordIndex`](crag_ports::KeywordIndex) port.
+//!
+//! [`TantivyKeywordIndex`] keeps chunks in an on-disk Tantivy index and ranks them by BM25
+//! over their title and text. User text never reaches Tantivy's query parser: it is split by
+//! the same English analyzer that indexed the chunks (lowercasing, ASCII folding, stop words,
+//! stemming) and its terms are OR-ed, so any text is a valid query.
+//!
+//! Tantivy work runs on Tokio's blocking pool; every call must come from a Tokio runtime.
+
+mod error;
+mod index;
+mod schema;
+
+pub use index::TantivyKeywordIndex;

@@ -1,0 +1,185 @@
+//! Schema, analyzer and conversions between chunks and Tantivy documents.
+
+use std::collections::BTreeSet;
+
+use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
+use crag_ports::PortError;
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
+};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    StopWordFilter, TextAnalyzer,
+};
+use tantivy::{TantivyDocument, Term};
+
+/// Name under which the English analyzer is registered on the index.
+pub(crate) const ANALYZER: &str = "crag_en";
+
+/// Tokens longer than this many bytes (hashes, base64 blobs) are dropped.
+const MAX_TOKEN_BYTES: usize = 40;
+
+/// Builds the analyzer of titles, texts and queries.
+pub(crate) fn analyzer() -> Result<TextAnalyzer, PortError> {
+    let stop_words = StopWordFilter::new(Language::English).ok_or_else(|| {
+        PortError::new(
+            crag_ports::ErrorKind::Internal,
+            "english stop words are not available",
+        )
+    })?;
+    Ok(TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(stop_words)
+        .filter(Stemmer::new(Language::English))
+        .build())
+}
+
+/// The fields of the index schema.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields {
+    chunk_id: Field,
+    document_id: Field,
+    source: Field,
+    title: Field,
+    body: Field,
+    kind: Field,
+    byte_start: Field,
+    byte_end: Field,
+    line_start: Field,
+    line_end: Field,
+    content_hash: Field,
+}
+
+impl Fields {
+    /// Builds the schema and the handles of its fields.
+    pub(crate) fn schema() -> (Schema, Self) {
+        let analyzed = TextOptions::default().set_stored().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(ANALYZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
+        let mut builder = Schema::builder();
+        let fields = Self {
+            chunk_id: builder.add_text_field("chunk_id", STRING | STORED),
+            document_id: builder.add_text_field("document_id", STRING | STORED),
+            source: builder.add_text_field("source", STORED),
+            title: builder.add_text_field("title", analyzed.clone()),
+            body: builder.add_text_field("body", analyzed),
+            kind: builder.add_text_field("kind", STRING | STORED),
+            byte_start: builder.add_u64_field("byte_start", STORED),
+            byte_end: builder.add_u64_field("byte_end", STORED),
+            line_start: builder.add_u64_field("line_start", STORED),
+            line_end: builder.add_u64_field("line_end", STORED),
+            content_hash: builder.add_text_field("content_hash", STORED),
+        };
+        (builder.build(), fields)
+    }
+
+    /// Returns the term identifying a chunk.
+    pub(crate) fn chunk_term(&self, id: &ChunkId) -> Term {
+        Term::from_field_text(self.chunk_id, id.as_str())
+    }
+
+    /// Returns the term shared by every chunk of a document.
+    pub(crate) fn document_term(&self, id: &DocumentId) -> Term {
+        Term::from_field_text(self.document_id, id.as_str())
+    }
+
+    /// Returns the deduplicated terms of `text` in the title and body fields.
+    pub(crate) fn query_terms(&self, analyzer: &TextAnalyzer, text: &str) -> Vec<Term> {
+        let mut analyzer = analyzer.clone();
+        let mut words = BTreeSet::new();
+        analyzer.token_stream(text).process(&mut |token| {
+            words.insert(token.text.clone());
+        });
+        words
+            .iter()
+            .flat_map(|word| {
+                [
+                    Term::from_field_text(self.title, word),
+                    Term::from_field_text(self.body, word),
+                ]
+            })
+            .collect()
+    }
+
+    /// Converts a chunk into the document stored for it.
+    pub(crate) fn document_of(&self, chunk: &Chunk) -> TantivyDocument {
+        let mut doc = TantivyDocument::new();
+        doc.add_text(self.chunk_id, chunk.id.as_str());
+        doc.add_text(self.document_id, chunk.document_id.as_str());
+        doc.add_text(self.source, &chunk.source);
+        doc.add_text(self.title, &chunk.title);
+        doc.add_text(self.body, &chunk.text);
+        doc.add_text(self.kind, chunk.kind.as_str());
+        doc.add_u64(self.byte_start, chunk.span.byte_start);
+        doc.add_u64(self.byte_end, chunk.span.byte_end);
+        doc.add_u64(self.line_start, u64::from(chunk.span.line_start));
+        doc.add_u64(self.line_end, u64::from(chunk.span.line_end));
+        doc.add_text(self.content_hash, &chunk.content_hash);
+        doc
+    }
+
+    /// Rebuilds the chunk stored in `doc`.
+    pub(crate) fn chunk_of(&self, doc: &TantivyDocument) -> Result<Chunk, PortError> {
+        let kind: ChunkKind = text(doc, self.kind)?.parse().map_err(corrupt)?;
+        Ok(Chunk {
+            id: self.chunk_id(doc)?,
+            document_id: self.document_id(doc)?,
+            source: text(doc, self.source)?.to_owned(),
+            title: text(doc, self.title)?.to_owned(),
+            text: text(doc, self.body)?.to_owned(),
+            span: Span {
+                byte_start: number(doc, self.byte_start)?,
+                byte_end: number(doc, self.byte_end)?,
+                line_start: line(doc, self.line_start)?,
+                line_end: line(doc, self.line_end)?,
+            },
+            kind,
+            content_hash: self.content_hash(doc)?.to_owned(),
+        })
+    }
+
+    /// Reads the chunk id stored in `doc`.
+    pub(crate) fn chunk_id(&self, doc: &TantivyDocument) -> Result<ChunkId, PortError> {
+        ChunkId::new(text(doc, self.chunk_id)?).map_err(corrupt)
+    }
+
+    /// Reads the document id stored in `doc`.
+    pub(crate) fn document_id(&self, doc: &TantivyDocument) -> Result<DocumentId, PortError> {
+        DocumentId::new(text(doc, self.document_id)?).map_err(corrupt)
+    }
+
+    /// Reads the content hash stored in `doc`.
+    pub(crate) fn content_hash<'a>(&self, doc: &'a TantivyDocument) -> Result<&'a str, PortError> {
+        text(doc, self.content_hash)
+    }
+}
+
+const CORRUPT: &str = "corrupt keyword index document";
+
+fn corrupt(err: crag_core::CoreError) -> PortError {
+    PortError::internal(CORRUPT, err)
+}
+
+fn missing() -> PortError {
+    PortError::new(crag_ports::ErrorKind::Internal, CORRUPT)
+}
+
+fn text(doc: &TantivyDocument, field: Field) -> Result<&str, PortError> {
+    doc.get_first(field)
+        .and_then(|value| value.as_str())
+        .ok_or_else(missing)
+}
+
+fn number(doc: &TantivyDocument, field: Field) -> Result<u64, PortError> {
+    doc.get_first(field)
+        .and_then(|value| value.as_u64())
+        .ok_or_else(missing)
+}
+
+fn line(doc: &TantivyDocument, field: Field) -> Result<u32, PortError> {
+    u32::try_from(number(doc, field)?).map_err(|_| missing())
+}

@@ -1,0 +1,230 @@
+//! Integration tests of the Tantivy keyword index: the port's conformance suite and the
+//! behaviour specific to this adapter (persistence, analysis, odd queries, ties).
+
+use crag_core::{DocumentId, ScoredChunk};
+use crag_ports::testsuite::{chunk, keyword_index_suite, sample_chunks};
+use crag_ports::{ErrorKind, KeywordIndex};
+use crag_tantivy::TantivyKeywordIndex;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use tempfile::TempDir;
+
+fn open_temp() -> (TempDir, TantivyKeywordIndex) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = TantivyKeywordIndex::open(dir.path()).expect("open index");
+    (dir, index)
+}
+
+fn ids(hits: &[ScoredChunk]) -> Vec<&str> {
+    hits.iter().map(|h| h.chunk.id.as_str()).collect()
+}
+
+#[tokio::test]
+async fn passes_the_keyword_index_suite() {
+    let (_dir, index) = open_temp();
+    keyword_index_suite(&index).await;
+}
+
+#[tokio::test]
+async fn reopening_after_drop_keeps_committed_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let chunks = sample_chunks();
+    {
+        let index = TantivyKeywordIndex::open(dir.path()).expect("open");
+        index.upsert(&chunks).await.expect("upsert");
+        let space = DocumentId::new("space.md").expect("id");
+        index.delete_documents(&[space]).await.expect("delete");
+    }
+    let index = TantivyKeywordIndex::open(dir.path()).expect("reopen");
+    assert_eq!(index.count().await.expect("count"), chunks.len() - 1);
+    let hits = index.search("sourdough", 10).await.expect("search");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].chunk, chunks[2]);
+    assert!(index.search("orbit", 10).await.expect("search").is_empty());
+    let mut docs: Vec<String> = index
+        .documents()
+        .await
+        .expect("documents")
+        .into_iter()
+        .map(|d| d.id.to_string())
+        .collect();
+    docs.sort();
+    assert_eq!(docs, ["bread.md", "rust.md"]);
+}
+
+#[tokio::test]
+async fn a_second_open_of_a_locked_index_is_unavailable() {
+    let (dir, _index) = open_temp();
+    let err = TantivyKeywordIndex::open(dir.path()).expect_err("writer lock is held");
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+}
+
+#[tokio::test]
+async fn queries_are_stemmed_and_stop_words_dropped() {
+    let (_dir, index) = open_temp();
+    let chunks = [
+        chunk("oven.md", 0, "Kitchen", "Bake the loaf in a hot oven."),
+        chunk(
+            "garden.md",
+            0,
+            "Garden",
+            "Water the tomatoes every morning.",
+        ),
+    ];
+    index.upsert(&chunks).await.expect("upsert");
+    for query in ["baking", "bakes", "BAKED loaves"] {
+        let hits = index.search(query, 10).await.expect("search");
+        assert_eq!(ids(&hits), ["oven.md#0"], "query {query:?}");
+    }
+    let hits = index.search("the a in", 10).await.expect("search");
+    assert!(hits.is_empty(), "stop words alone match nothing");
+}
+
+#[tokio::test]
+async fn non_ascii_text_is_folded() {
+    let (_dir, index) = open_temp();
+    let chunks = [
+        chunk(
+            "people.md",
+            0,
+            "Authors",
+            "Notes by Jürgen Müller on café culture.",
+        ),
+        chunk("other.md", 0, "Other", "Nothing to see here."),
+    ];
+    index.upsert(&chunks).await.expect("upsert");
+    for query in ["muller", "Müller", "MULLER", "cafe", "jurgen"] {
+        let hits = index.search(query, 10).await.expect("search");
+        assert_eq!(ids(&hits), ["people.md#0"], "query {query:?}");
+        assert_eq!(hits[0].chunk, chunks[0]);
+    }
+}
+
+#[tokio::test]
+async fn ties_are_broken_by_chunk_id_across_segments() {
+    let (_dir, index) = open_temp();
+    // One commit, so one segment, per chunk, written in reverse id order.
+    for n in (0..8).rev() {
+        let c = chunk(
+            &format!("d{n}"),
+            0,
+            "Same",
+            "identical text about lighthouses",
+        );
+        index.upsert(&[c]).await.expect("upsert");
+    }
+    let hits = index.search("lighthouses", 3).await.expect("search");
+    assert_eq!(ids(&hits), ["d0#0", "d1#0", "d2#0"]);
+    assert!(hits.windows(2).all(|w| w[0].score == w[1].score));
+    let all = index.search("lighthouses", 100).await.expect("search");
+    assert_eq!(all.len(), 8);
+    assert_eq!(all[..3], hits[..]);
+}
+
+#[tokio::test]
+async fn scores_rank_better_matches_first() {
+    let (_dir, index) = open_temp();
+    index.upsert(&sample_chunks()).await.expect("upsert");
+    let hits = index
+        .search("rust borrow checker", 10)
+        .await
+        .expect("search");
+    assert_eq!(hits.first().map(|h| h.chunk.id.as_str()), Some("rust.md#1"));
+    assert!(hits
+        .iter()
+        .all(|h| h.chunk.document_id.as_str() == "rust.md"));
+    assert!(index.search("rust", 0).await.expect("k = 0").is_empty());
+    assert_eq!(
+        index
+            .search("rust", usize::MAX)
+            .await
+            .expect("huge k")
+            .len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn upsert_replaces_duplicates_within_a_batch_and_empty_writes_are_no_ops() {
+    let (_dir, index) = open_temp();
+    let first = chunk("a.md", 0, "A", "first version about kites");
+    let second = chunk("a.md", 0, "A", "second version about gliders");
+    index
+        .upsert(&[first, second.clone()])
+        .await
+        .expect("upsert");
+    assert_eq!(index.count().await.expect("count"), 1);
+    assert!(index.search("kites", 5).await.expect("search").is_empty());
+    assert_eq!(
+        index.search("gliders", 5).await.expect("search")[0].chunk,
+        second
+    );
+    index.upsert(&[]).await.expect("empty upsert");
+    index.delete_documents(&[]).await.expect("empty delete");
+    assert_eq!(index.count().await.expect("count"), 1);
+}
+
+#[tokio::test]
+async fn documents_count_chunks_over_many_segments() {
+    let (_dir, index) = open_temp();
+    for ordinal in 0..5 {
+        let c = chunk(
+            "long.md",
+            ordinal,
+            "Long",
+            &format!("part {ordinal} of the text"),
+        );
+        index.upsert(&[c]).await.expect("upsert");
+    }
+    index
+        .upsert(&[chunk("long.md", 2, "Long", "part two rewritten")])
+        .await
+        .expect("re-upsert");
+    let docs = index.documents().await.expect("documents");
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0].id.as_str(), "long.md");
+    assert_eq!(docs[0].chunks, 5);
+    assert_eq!(docs[0].content_hash, "hash-of-long.md");
+}
+
+/// Text made of query-syntax characters, words of the corpus and arbitrary Unicode.
+fn odd_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("\"".to_owned()),
+        Just("AND".to_owned()),
+        Just("OR".to_owned()),
+        Just("NOT".to_owned()),
+        Just("title:".to_owned()),
+        Just("bread".to_owned()),
+        Just("the".to_owned()),
+        "[()\\[\\]{}:*?~^!+&|\\\\/'-]{1,3}",
+        "\\PC{1,12}",
+        any::<String>(),
+    ];
+    prop::collection::vec(piece, 0..8).prop_map(|pieces| pieces.join(" "))
+}
+
+#[test]
+fn any_text_is_a_valid_query() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (_dir, index) = open_temp();
+    runtime
+        .block_on(index.upsert(&sample_chunks()))
+        .expect("upsert");
+    let config = Config {
+        cases: 512,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    TestRunner::new(config)
+        .run(&(odd_text(), 1..20usize), |(text, k)| {
+            let hits = runtime
+                .block_on(index.search(&text, k))
+                .map_err(|err| TestCaseError::fail(format!("{text:?} failed: {err}")))?;
+            prop_assert!(hits.len() <= k);
+            prop_assert!(hits.iter().all(|h| h.score.is_finite() && h.score > 0.0));
+            prop_assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+            Ok(())
+        })
+        .expect("every query succeeds");
+}

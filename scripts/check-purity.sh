@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Pure crates must not depend (normal dependencies) on IO crates or an async runtime.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PURE_CRATES=(crag-core)
+FORBIDDEN='^(tokio|lancedb|tantivy|ort|reqwest|sqlx|tonic|axum|hyper|tokenizers) '
+status=0
+for crate in "${PURE_CRATES[@]}"; do
+  tree=$(cargo tree --locked -e normal -p "$crate" --prefix none)
+  found=$(printf '%s\n' "$tree" | sort -u | grep -E "$FORBIDDEN" || true)
+  if [ -n "$found" ]; then
+    echo "pure crate $crate depends on: $found" >&2
+    status=1
+  fi
+done
+[ $status -eq 0 ] && echo "pure crates are pure: ${PURE_CRATES[*]}" >&2
+exit $status

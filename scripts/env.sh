@@ -1,0 +1,28 @@
+# Shared set-up for crag's scripts: sourced, not run.
+# Installs the system packages the build needs (protoc for lancedb) and fetches the model assets.
+set -euo pipefail
+
+CRAG_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CRAG_ROOT
+# One target directory outside the clone, reused by every run and every clone.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/crag/target}"
+
+crag_log() { printf '[crag] %s\n' "$*" >&2; }
+
+crag_install_system_packages() {
+  local missing=()
+  command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  crag_log "installing Debian packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+crag_setup() {
+  crag_install_system_packages
+  bash "$CRAG_ROOT/scripts/setup-assets.sh"
+}

