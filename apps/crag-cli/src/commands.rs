@@ -6,17 +6,19 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use crag_core::{Query, TopK};
 use crag_engine::sources::{is_beir_corpus, read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
-use crag_engine::{ChunkingConfig, Engine, EngineConfig, IngestProgress};
+use crag_engine::{ChunkingConfig, Engine, EngineConfig, IngestProgress, QueryRequest};
 use crag_lancedb::LanceVectorIndex;
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
 use crag_tantivy::TantivyKeywordIndex;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::config::{EvaluatorKind, FileConfig, WebProvider};
 use crate::output;
 
 /// Where things live, from global flags.
 pub struct Context {
     pub data_dir: PathBuf,
+    pub config: Option<PathBuf>,
     pub vectors_uri: Option<String>,
     pub assets_dir: Option<PathBuf>,
 }
@@ -110,22 +112,126 @@ pub async fn ingest(ctx: &Context, args: IngestArgs) -> Result<()> {
 #[derive(Debug, Args)]
 pub struct QueryArgs {
     /// The question or keywords.
-    text: String,
-    /// Number of results.
+    #[arg(required_unless_present = "batch")]
+    text: Option<String>,
+    /// Run every query of a file instead: BEIR queries.jsonl (`_id`, `text`) or one per line.
+    #[arg(long, conflicts_with = "text")]
+    batch: Option<PathBuf>,
+    /// Number of results retrieved (before corrections).
     #[arg(long, default_value_t = 10)]
     top_k: usize,
+    /// Tokens of context returned at most (default: crag.token_budget, 8000).
+    #[arg(long)]
+    token_budget: Option<usize>,
+    /// Plain hybrid retrieval: no evaluation, no corrections.
+    #[arg(long)]
+    no_crag: bool,
+    /// Never search the web for this query.
+    #[arg(long)]
+    no_web: bool,
+    /// Relevance evaluator (overrides evaluator.kind of the configuration).
+    #[arg(long, value_enum)]
+    evaluator: Option<EvaluatorKind>,
+    /// Web search provider (overrides web_search.provider).
+    #[arg(long, value_enum, env = "CRAG_WEB_SEARCH")]
+    web_search: Option<WebProvider>,
+    /// Web search base URL, e.g. a SearXNG instance (overrides web_search.url).
+    #[arg(long, env = "CRAG_WEB_SEARCH_URL")]
+    web_search_url: Option<String>,
     /// Print the results as JSON (see docs/cli-json.md).
     #[arg(long)]
     json: bool,
 }
 
 pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
-    let query = Query::new(&args.text)?;
     let top_k = TopK::new(args.top_k)?;
+    if args.token_budget == Some(0) {
+        bail!("--token-budget must be positive");
+    }
+    let mut config = match &ctx.config {
+        Some(path) => FileConfig::load(path)?,
+        None => FileConfig::default(),
+    };
+    if let Some(kind) = args.evaluator {
+        config.evaluator.kind = kind;
+    }
+    if let Some(provider) = args.web_search {
+        config.web_search.provider = provider;
+    }
+    if let Some(url) = &args.web_search_url {
+        config.web_search.url = Some(url.clone());
+    }
+    let parts = config.components()?;
+    let request = |query: Query| QueryRequest {
+        use_crag: !args.no_crag,
+        use_web_search: !args.no_web,
+        token_budget: args.token_budget,
+        ..QueryRequest::new(query, top_k)
+    };
+    let queries = match &args.batch {
+        Some(path) => read_queries(path)?,
+        None => vec![(
+            String::new(),
+            Query::new(args.text.as_deref().unwrap_or_default())?,
+        )],
+    };
     ensure_index(&ctx.data_dir)?;
-    let engine = ctx.engine(EngineConfig::default()).await?;
-    let retrieval = engine.retrieve(&query, top_k).await?;
-    output::retrieval(&query, top_k, &retrieval, args.json)
+    let engine = ctx
+        .engine(EngineConfig::default())
+        .await?
+        .with_crag(parts)?;
+    if args.batch.is_none() {
+        let (_, q) = &queries[0];
+        let outcome = engine.query(&request(q.clone())).await?;
+        return output::query(top_k, &outcome, args.json);
+    }
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(queries.len() as u64)
+    };
+    let mut outcomes = Vec::with_capacity(queries.len());
+    for (id, q) in &queries {
+        let outcome = engine.query(&request(q.clone())).await?;
+        bar.inc(1);
+        outcomes.push((id.clone(), outcome));
+    }
+    bar.finish_and_clear();
+    output::batch(top_k, &outcomes, args.json)
+}
+
+/// Reads a BEIR queries.jsonl (`{"_id", "text"}` per line) or plain text, one query per line.
+fn read_queries(path: &Path) -> Result<Vec<(String, Query)>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("failed to read queries {}", path.display()))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (id, q) = if line.starts_with('{') {
+            let v: serde_json::Value = serde_json::from_str(line)
+                .with_context(|| format!("{}:{}: invalid JSON", path.display(), n + 1))?;
+            let id = match &v["_id"] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(x) => x.to_string(),
+                _ => (n + 1).to_string(),
+            };
+            let Some(q) = v["text"].as_str() else {
+                bail!("{}:{}: no `text` field", path.display(), n + 1);
+            };
+            (id, q.to_owned())
+        } else {
+            ((n + 1).to_string(), line.to_owned())
+        };
+        let query = Query::new(&q).with_context(|| format!("{}:{}", path.display(), n + 1))?;
+        out.push((id, query));
+    }
+    if out.is_empty() {
+        bail!("no queries in {}", path.display());
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! The `crag` command: ingest documents, query them, show index statistics.
 
 mod commands;
+mod config;
 mod output;
 
 use std::path::PathBuf;
@@ -18,6 +19,9 @@ struct Cli {
     /// Vector store URI (a directory or an object-store URI); default: <data-dir>/vectors.
     #[arg(long, global = true, env = "CRAG_VECTORS_URI")]
     vectors_uri: Option<String>,
+    /// Configuration file (TOML; see docs/crag.md); default: built-in defaults.
+    #[arg(long, global = true, env = "CRAG_CONFIG")]
+    config: Option<PathBuf>,
     /// Directory of the model and runtime assets; default: ~/.cache/crag/assets.
     #[arg(long, global = true, env = "CRAG_ASSETS_DIR")]
     assets_dir: Option<PathBuf>,
@@ -29,7 +33,7 @@ struct Cli {
 enum Command {
     /// Ingest a directory, a file, or a BEIR corpus.jsonl.
     Ingest(commands::IngestArgs),
-    /// Retrieve the chunks best matching a query.
+    /// Retrieve, judge and correct the context for a query (Corrective RAG).
     Query(commands::QueryArgs),
     /// Show what the indexes hold.
     Stats(commands::StatsArgs),
@@ -47,6 +51,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let ctx = commands::Context {
         data_dir: cli.data_dir,
+        config: cli.config,
         vectors_uri: cli.vectors_uri,
         assets_dir: cli.assets_dir,
     };

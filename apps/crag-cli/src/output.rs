@@ -4,18 +4,66 @@
 use std::path::Path;
 
 use anyhow::Result;
-use crag_core::{FusedHit, LegHit, Query, TopK};
-use crag_engine::{EngineStats, IngestReport, Retrieval, RetrievalTimings};
+use crag_core::{LegHit, TopK};
+use crag_engine::{
+    Artifact, ArtifactOrigin, EngineStats, IngestReport, QueryOutcome, QueryTimings,
+};
 use serde::Serialize;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct QueryOutput<'a> {
+pub struct QueryOutput<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    query_id: Option<&'a str>,
     query: &'a str,
     top_k: usize,
+    route: RouteOutput<'a>,
+    crag_decision: Option<&'static str>,
+    crag_score: Option<f32>,
+    crag_correction_strategy: &'static str,
+    crag_web_search_used: bool,
+    crag: Option<CragOutput<'a>>,
+    corrections: Vec<CorrectionOutput<'a>>,
+    original_count: usize,
+    tokens_used: usize,
+    token_budget: usize,
     results: Vec<ResultOutput<'a>>,
     timings: TimingsOutput,
     warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RouteOutput<'a> {
+    route: &'static str,
+    reason: &'a str,
+    sub_queries: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CragOutput<'a> {
+    evaluator: Option<&'a str>,
+    verdict: &'static str,
+    score: f32,
+    reasoning: &'a str,
+    criteria: Vec<CriterionOutput<'a>>,
+    document_scores: &'a [Option<f32>],
+    issues: &'a [String],
+}
+
+#[derive(Serialize)]
+struct CriterionOutput<'a> {
+    name: &'a str,
+    score: f32,
+    weight: f32,
+}
+
+#[derive(Serialize)]
+struct CorrectionOutput<'a> {
+    kind: &'static str,
+    reason: &'a str,
+    queries: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -27,11 +75,16 @@ struct ResultOutput<'a> {
     source: &'a str,
     title: &'a str,
     kind: &'a str,
+    origin: ArtifactOrigin,
     span: SpanOutput,
-    score: f32,
-    fused_score: f32,
+    score: Option<f32>,
+    fused_score: Option<f32>,
     keyword: Option<LegOutput>,
     vector: Option<LegOutput>,
+    relevance: Option<f32>,
+    web_rank: Option<usize>,
+    refined: bool,
+    tokens: usize,
     text: &'a str,
 }
 
@@ -47,20 +100,36 @@ struct SpanOutput {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct TimingsOutput {
+    route_ms: f64,
+    retrieve_ms: f64,
     keyword_ms: f64,
     embed_ms: f64,
     vector_ms: f64,
     fusion_ms: f64,
+    evaluate_ms: f64,
+    expand_ms: f64,
+    rewrite_ms: f64,
+    web_search_ms: f64,
+    refine_ms: f64,
+    pack_ms: f64,
     total_ms: f64,
 }
 
-impl From<&RetrievalTimings> for TimingsOutput {
-    fn from(t: &RetrievalTimings) -> Self {
+impl From<&QueryTimings> for TimingsOutput {
+    fn from(t: &QueryTimings) -> Self {
         Self {
-            keyword_ms: ms(t.keyword),
-            embed_ms: ms(t.embed),
-            vector_ms: ms(t.vector),
-            fusion_ms: ms(t.fusion),
+            route_ms: ms(t.route),
+            retrieve_ms: ms(t.retrieve),
+            keyword_ms: ms(t.retrieval.keyword),
+            embed_ms: ms(t.retrieval.embed),
+            vector_ms: ms(t.retrieval.vector),
+            fusion_ms: ms(t.retrieval.fusion),
+            evaluate_ms: ms(t.evaluate),
+            expand_ms: ms(t.expand),
+            rewrite_ms: ms(t.rewrite),
+            web_search_ms: ms(t.web_search),
+            refine_ms: ms(t.refine),
+            pack_ms: ms(t.pack),
             total_ms: ms(t.total),
         }
     }
@@ -79,8 +148,8 @@ fn leg(l: Option<LegHit>) -> Option<LegOutput> {
     })
 }
 
-fn result(rank: usize, hit: &FusedHit) -> ResultOutput<'_> {
-    let c = &hit.chunk;
+fn result(rank: usize, a: &Artifact) -> ResultOutput<'_> {
+    let c = &a.chunk;
     ResultOutput {
         rank,
         chunk_id: c.id.as_str(),
@@ -88,75 +157,182 @@ fn result(rank: usize, hit: &FusedHit) -> ResultOutput<'_> {
         source: &c.source,
         title: &c.title,
         kind: c.kind.as_str(),
+        origin: a.origin,
         span: SpanOutput {
             byte_start: c.span.byte_start,
             byte_end: c.span.byte_end,
             line_start: c.span.line_start,
             line_end: c.span.line_end,
         },
-        score: hit.normalized_score,
-        fused_score: hit.fused_score,
-        keyword: leg(hit.keyword),
-        vector: leg(hit.vector),
+        score: a.normalized_score,
+        fused_score: a.fused_score,
+        keyword: leg(a.keyword),
+        vector: leg(a.vector),
+        relevance: a.relevance,
+        web_rank: a.web_rank,
+        refined: a.refined,
+        tokens: a.tokens,
         text: &c.text,
     }
 }
 
-/// Prints a retrieval.
-pub fn retrieval(query: &Query, top_k: TopK, r: &Retrieval, json: bool) -> Result<()> {
-    if json {
-        let out = QueryOutput {
-            query: query.as_str(),
-            top_k: top_k.get(),
-            results: r
-                .hits
+/// The JSON shape of a query outcome (see docs/cli-json.md).
+pub fn query_json<'a>(id: Option<&'a str>, top_k: TopK, o: &'a QueryOutcome) -> QueryOutput<'a> {
+    QueryOutput {
+        query_id: id,
+        query: o.query.as_str(),
+        top_k: top_k.get(),
+        route: RouteOutput {
+            route: o.route.route.as_str(),
+            reason: &o.route.reason,
+            sub_queries: &o.route.sub_queries,
+        },
+        crag_decision: o.verdict().map(|v| v.as_str()),
+        crag_score: o.evaluation.as_ref().map(|e| e.score),
+        crag_correction_strategy: o.correction_strategy(),
+        crag_web_search_used: o.web_search_used,
+        crag: o.evaluation.as_ref().map(|e| CragOutput {
+            evaluator: o.evaluator.as_deref(),
+            verdict: e.verdict.as_str(),
+            score: e.score,
+            reasoning: &e.reasoning,
+            criteria: e
+                .criteria
                 .iter()
-                .enumerate()
-                .map(|(i, h)| result(i + 1, h))
+                .map(|c| CriterionOutput {
+                    name: &c.name,
+                    score: c.score,
+                    weight: c.weight,
+                })
                 .collect(),
-            timings: TimingsOutput::from(&r.timings),
-            warnings: &r.warnings,
-        };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+            document_scores: &e.document_scores,
+            issues: &e.issues,
+        }),
+        corrections: o
+            .corrections
+            .iter()
+            .map(|c| CorrectionOutput {
+                kind: c.kind.as_str(),
+                reason: &c.reason,
+                queries: &c.queries,
+            })
+            .collect(),
+        original_count: o.original_count,
+        tokens_used: o.tokens_used,
+        token_budget: o.token_budget,
+        results: o
+            .artifacts
+            .iter()
+            .enumerate()
+            .map(|(i, a)| result(i + 1, a))
+            .collect(),
+        timings: TimingsOutput::from(&o.timings),
+        warnings: &o.warnings,
+    }
+}
+
+/// Prints a query outcome.
+pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&query_json(None, top_k, o))?
+        );
         return Ok(());
     }
-    for w in &r.warnings {
+    for w in &o.warnings {
         eprintln!("warning: {w}");
     }
-    if r.hits.is_empty() {
-        println!("no results for {:?}", query.as_str());
+    println!("route: {} ({})", o.route.route.as_str(), o.route.reason);
+    match &o.evaluation {
+        Some(e) => {
+            println!(
+                "verdict: {} (score {:.2}, {} evaluator): {}",
+                e.verdict,
+                e.score,
+                o.evaluator.as_deref().unwrap_or("?"),
+                e.reasoning
+            );
+            if !e.criteria.is_empty() {
+                let parts: Vec<String> = e
+                    .criteria
+                    .iter()
+                    .map(|c| format!("{} {:.2} (w {:.2})", c.name, c.score, c.weight))
+                    .collect();
+                println!("criteria: {}", parts.join(", "));
+            }
+            for issue in &e.issues {
+                println!("evaluator issue: {issue}");
+            }
+        }
+        None if o.route.route.as_str() == "no_retrieval" => {}
+        None => println!("verdict: none (results not judged)"),
+    }
+    for c in &o.corrections {
+        if c.queries.is_empty() {
+            println!("correction: {}: {}", c.kind, c.reason);
+        } else {
+            println!(
+                "correction: {}: {} [{}]",
+                c.kind,
+                c.reason,
+                c.queries.join(" | ")
+            );
+        }
+    }
+    if o.artifacts.is_empty() && o.route.route.as_str() != "no_retrieval" {
+        println!("no results for {:?}", o.query.as_str());
     }
     let rank = |l: Option<LegHit>| l.map_or_else(|| "-".to_owned(), |l| l.rank.to_string());
-    for (i, hit) in r.hits.iter().enumerate() {
-        let c = &hit.chunk;
-        println!(
-            "{:>2}. score {:.3} (rrf {:.4}; bm25 #{}, vector #{})  {}:{}-{}",
-            i + 1,
-            hit.normalized_score,
-            hit.fused_score,
-            rank(hit.keyword),
-            rank(hit.vector),
-            c.source,
-            c.span.line_start,
-            c.span.line_end,
-        );
+    let relevance = |r: Option<f32>| r.map_or_else(|| "-".to_owned(), |r| format!("{r:.2}"));
+    for (i, a) in o.artifacts.iter().enumerate() {
+        let c = &a.chunk;
+        match a.origin {
+            ArtifactOrigin::Index => println!(
+                "{:>2}. score {:.3} (rrf {:.4}; bm25 #{}, vector #{}; relevance {})  {}:{}-{}",
+                i + 1,
+                a.normalized_score.unwrap_or(0.0),
+                a.fused_score.unwrap_or(0.0),
+                rank(a.keyword),
+                rank(a.vector),
+                relevance(a.relevance),
+                c.source,
+                c.span.line_start,
+                c.span.line_end,
+            ),
+            ArtifactOrigin::Web => println!(
+                "{:>2}. web #{}  {}",
+                i + 1,
+                a.web_rank.unwrap_or(0),
+                c.source
+            ),
+        }
         if !c.title.is_empty() {
             println!("    {}", c.title);
         }
-        println!("    {}", snippet(&c.text, 200));
+        let refined = if a.refined { " (refined)" } else { "" };
+        println!("    {}{refined}", snippet(&c.text, 200));
     }
+    let t = &o.timings;
     println!(
-        "{} results in {:.1} ms (bm25 {:.1} ms, embed {:.1} ms, vector {:.1} ms)",
-        r.hits.len(),
-        ms(r.timings.total),
-        ms(r.timings.keyword),
-        ms(r.timings.embed),
-        ms(r.timings.vector),
+        "{} results ({} retrieved), {} of {} tokens; web search {}; {:.1} ms (retrieve {:.1}, evaluate {:.1}, expand {:.1}, rewrite {:.1}, web {:.1}, refine {:.1})",
+        o.artifacts.len(),
+        o.original_count,
+        o.tokens_used,
+        o.token_budget,
+        if o.web_search_used { "used" } else { "not used" },
+        ms(t.total),
+        ms(t.retrieve),
+        ms(t.evaluate),
+        ms(t.expand),
+        ms(t.rewrite),
+        ms(t.web_search),
+        ms(t.refine),
     );
     Ok(())
 }
 
-fn ms(d: std::time::Duration) -> f64 {
+pub fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
@@ -280,4 +456,138 @@ mod tests {
         assert_eq!(snippet("a\n\n b  c", 10), "a b c");
         assert_eq!(snippet("ééééé", 3), "ééé…");
     }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BatchOutput<'a> {
+    summary: BatchSummary,
+    queries: Vec<QueryOutput<'a>>,
+}
+
+/// Verdicts, corrections and latencies over a batch of queries.
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct BatchSummary {
+    queries: usize,
+    verdicts: std::collections::BTreeMap<String, usize>,
+    correction_strategies: std::collections::BTreeMap<String, usize>,
+    web_search_used: usize,
+    latency_ms: LatencySummary,
+    fast_path_latency_ms: LatencySummary,
+    corrected_path_latency_ms: LatencySummary,
+}
+
+#[derive(Serialize, Default)]
+struct LatencySummary {
+    count: usize,
+    p50: Option<f64>,
+    p95: Option<f64>,
+    max: Option<f64>,
+}
+
+impl LatencySummary {
+    fn of(mut values: Vec<f64>) -> Self {
+        values.sort_by(f64::total_cmp);
+        // Nearest-rank percentile.
+        let pick = |p: f64| {
+            let rank = ((p * values.len() as f64).ceil() as usize).max(1);
+            values.get(rank - 1).copied()
+        };
+        Self {
+            count: values.len(),
+            p50: pick(0.50),
+            p95: pick(0.95),
+            max: values.last().copied(),
+        }
+    }
+
+    fn human(&self) -> String {
+        match (self.p50, self.p95) {
+            (Some(p50), Some(p95)) => {
+                format!("p50 {p50:.1} ms, p95 {p95:.1} ms over {}", self.count)
+            }
+            _ => "none".to_owned(),
+        }
+    }
+}
+
+fn summarize(outcomes: &[(String, QueryOutcome)]) -> BatchSummary {
+    let mut s = BatchSummary {
+        queries: outcomes.len(),
+        ..BatchSummary::default()
+    };
+    let (mut all, mut fast, mut corrected) = (Vec::new(), Vec::new(), Vec::new());
+    for (_, o) in outcomes {
+        let verdict = match o.verdict() {
+            Some(v) => v.as_str(),
+            None if o.route.route.as_str() == "no_retrieval" => "no_retrieval",
+            None => "unjudged",
+        };
+        *s.verdicts.entry(verdict.to_owned()).or_default() += 1;
+        let strategy = o.correction_strategy();
+        *s.correction_strategies
+            .entry(strategy.to_owned())
+            .or_default() += 1;
+        s.web_search_used += usize::from(o.web_search_used);
+        let t = ms(o.timings.total);
+        all.push(t);
+        if strategy == "none" {
+            fast.push(t);
+        } else {
+            corrected.push(t);
+        }
+    }
+    s.latency_ms = LatencySummary::of(all);
+    s.fast_path_latency_ms = LatencySummary::of(fast);
+    s.corrected_path_latency_ms = LatencySummary::of(corrected);
+    s
+}
+
+/// Prints the outcomes of a batch of queries and their summary.
+pub fn batch(top_k: TopK, outcomes: &[(String, QueryOutcome)], json: bool) -> Result<()> {
+    let summary = summarize(outcomes);
+    if json {
+        let out = BatchOutput {
+            summary,
+            queries: outcomes
+                .iter()
+                .map(|(id, o)| query_json(Some(id), top_k, o))
+                .collect(),
+        };
+        println!("{}", serde_json::to_string(&out)?);
+        return Ok(());
+    }
+    for (id, o) in outcomes {
+        println!(
+            "{id}\t{}\t{}\t{}\t{:.1} ms\t{}",
+            o.verdict().map_or("-", |v| v.as_str()),
+            o.evaluation
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), |e| format!("{:.2}", e.score)),
+            o.correction_strategy(),
+            ms(o.timings.total),
+            o.query.as_str()
+        );
+    }
+    let counts = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("{} queries", summary.queries);
+    println!("verdicts: {}", counts(&summary.verdicts));
+    println!("corrections: {}", counts(&summary.correction_strategies));
+    println!("web search used: {}", summary.web_search_used);
+    println!("latency: {}", summary.latency_ms.human());
+    println!(
+        "fast path (no correction): {}",
+        summary.fast_path_latency_ms.human()
+    );
+    println!(
+        "corrected path: {}",
+        summary.corrected_path_latency_ms.human()
+    );
+    Ok(())
 }

@@ -47,10 +47,12 @@ fn ingest_query_stats_round_trip() {
             "what causes ocean tides?",
             "--top-k",
             "3",
+            "--no-crag",
             "--json",
         ],
     ));
     assert_eq!(q["query"], "what causes ocean tides?");
+    assert_eq!(q["cragDecision"], serde_json::Value::Null);
     assert_eq!(q["topK"], 3);
     let results = q["results"].as_array().expect("results");
     assert_eq!(results.len(), 3);
@@ -113,4 +115,159 @@ fn bad_input_is_a_clear_error() {
         assert!(stderr.contains(message), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// A SearXNG-compatible server on 127.0.0.1 answering every search with three results about
+/// the query; returns its base URL and the queries it saw.
+fn fake_searxng() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::extract::{Query, State};
+    use axum::routing::get;
+    use axum::Json;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let state = Arc::clone(&seen);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let app = axum::Router::new()
+                .route(
+                    "/search",
+                    get(
+                        |State(seen): State<Arc<Mutex<Vec<String>>>>,
+                         Query(params): Query<HashMap<String, String>>| async move {
+                            let q = params.get("q").cloned().unwrap_or_default();
+                            seen.lock().expect("lock").push(q.clone());
+                            Json(serde_json::json!({
+                                "query": q,
+                                "results": (1..=3).map(|i| serde_json::json!({
+                                    "title": format!("SpaceX launch news {i}"),
+                                    "url": format!("https://news.example/spacex-{i}"),
+                                    "content": format!("SpaceX launch update {i}: a Falcon 9 launch carried Starlink satellites."),
+                                    "engine": "fake",
+                                })).collect::<Vec<_>>(),
+                            }))
+                        },
+                    ),
+                )
+                .with_state(state);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            tx.send(listener.local_addr().expect("addr")).expect("send");
+            axum::serve(listener, app).await.expect("serve");
+        });
+    });
+    let addr = rx.recv().expect("server address");
+    (format!("http://{addr}/"), seen)
+}
+
+#[test]
+fn corrective_rag_judges_and_falls_back_to_a_local_searxng() {
+    let data = tempfile::tempdir().expect("tmp");
+    let corpus = fixture_corpus();
+    let corpus = corpus.to_str().expect("utf-8 path");
+    stdout_json(&crag(data.path(), &["ingest", corpus, "--json"]));
+    let (url, seen) = fake_searxng();
+
+    let q = stdout_json(&crag(
+        data.path(),
+        &[
+            "query",
+            "latest SpaceX launch updates",
+            "--web-search",
+            "searxng",
+            "--web-search-url",
+            &url,
+            "--json",
+        ],
+    ));
+    assert_eq!(q["cragDecision"], "incorrect", "{q}");
+    assert_eq!(q["cragWebSearchUsed"], true, "{q}");
+    assert_eq!(q["cragCorrectionStrategy"], "web_search", "{q}");
+    let kinds: Vec<&str> = q["corrections"]
+        .as_array()
+        .expect("corrections")
+        .iter()
+        .map(|c| c["kind"].as_str().expect("kind"))
+        .collect();
+    assert_eq!(kinds[0], "discard", "{q}");
+    assert!(kinds.contains(&"web_search"), "{q}");
+    // The query is all keywords already: nothing to rewrite, the web gets it as asked.
+    assert!(!kinds.contains(&"rewrite"), "{q}");
+    let results = q["results"].as_array().expect("results");
+    assert!(!results.is_empty(), "{q}");
+    for r in results {
+        assert_eq!(r["origin"], "web", "{r}");
+        assert_eq!(r["kind"], "web", "{r}");
+        assert!(r["source"]
+            .as_str()
+            .expect("url")
+            .starts_with("https://news.example/"));
+    }
+    let criteria = q["crag"]["criteria"].as_array().expect("criteria");
+    assert_eq!(criteria.len(), 4, "{q}");
+    assert_eq!(seen.lock().expect("lock").len(), 1);
+
+    // On-topic: not judged incorrect, no web search, local results.
+    let q = stdout_json(&crag(
+        data.path(),
+        &[
+            "query",
+            "what causes ocean tides?",
+            "--web-search",
+            "searxng",
+            "--web-search-url",
+            &url,
+            "--json",
+        ],
+    ));
+    assert_ne!(q["cragDecision"], "incorrect", "{q}");
+    assert!(q["results"][0]["source"]
+        .as_str()
+        .expect("source")
+        .ends_with("notes/tides.txt"));
+
+    // A batch of queries gives the verdict distribution and latencies.
+    let queries = data.path().join("queries.jsonl");
+    std::fs::write(
+        &queries,
+        "{\"_id\": \"q1\", \"text\": \"what causes ocean tides?\"}\n{\"_id\": 2, \"text\": \"latest SpaceX launch updates\"}\n",
+    )
+    .expect("write queries");
+    let b = stdout_json(&crag(
+        data.path(),
+        &[
+            "query",
+            "--batch",
+            queries.to_str().expect("path"),
+            "--json",
+        ],
+    ));
+    assert_eq!(b["summary"]["queries"], 2);
+    assert_eq!(b["queries"][0]["queryId"], "q1");
+    assert_eq!(b["queries"][1]["queryId"], "2");
+    let verdicts = b["summary"]["verdicts"].as_object().expect("verdicts");
+    assert_eq!(
+        verdicts
+            .values()
+            .map(|v| v.as_u64().expect("n"))
+            .sum::<u64>(),
+        2
+    );
+    assert_eq!(
+        b["queries"][1]["cragDecision"], "incorrect",
+        "{}",
+        b["summary"]
+    );
+    assert_ne!(
+        b["queries"][0]["cragDecision"], "incorrect",
+        "{}",
+        b["summary"]
+    );
 }

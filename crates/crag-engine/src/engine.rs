@@ -5,6 +5,7 @@ use crag_core::{Document, FusedHit, Query, ScoredChunk, TopK};
 use crag_ports::{Embedder, KeywordIndex, PortResult, VectorIndex};
 
 use crate::chunker::ChunkingConfig;
+use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
 use crate::fusion::{reciprocal_rank_fusion, RRF_K};
 use crate::ingest::{IngestProgress, IngestReport, Ingestor, Scope};
@@ -55,6 +56,9 @@ pub struct Retrieval {
     pub timings: RetrievalTimings,
     /// Legs that failed (the other leg's results are still returned).
     pub warnings: Vec<String>,
+    /// Lowest vector-leg score among the leg's candidates: an upper bound of the similarity of
+    /// any chunk the vector leg did not return (`None` when the leg returned nothing).
+    pub vector_floor: Option<f32>,
 }
 
 /// What the indexes hold.
@@ -79,6 +83,7 @@ pub struct Engine {
     vectors: Arc<dyn VectorIndex>,
     keywords: Arc<dyn KeywordIndex>,
     config: EngineConfig,
+    crag: Arc<CragRuntime>,
 }
 
 impl Engine {
@@ -107,7 +112,38 @@ impl Engine {
             vectors,
             keywords,
             config,
+            crag: Arc::new(CragRuntime::new(CragComponents::heuristic(
+                CragConfig::default(),
+            )?)?),
         })
+    }
+
+    /// Replaces the Corrective RAG parts (evaluator, web search, rewriter, synonyms, config).
+    pub fn with_crag(mut self, components: CragComponents) -> Result<Self> {
+        self.crag = Arc::new(CragRuntime::new(components)?);
+        Ok(self)
+    }
+
+    /// The Corrective RAG metrics (Prometheus registry) of this engine.
+    pub fn metrics(&self) -> &CragMetrics {
+        self.crag.metrics()
+    }
+
+    /// The Corrective RAG configuration in effect.
+    pub fn crag_config(&self) -> &CragConfig {
+        self.crag.config()
+    }
+
+    pub(crate) fn crag_runtime(&self) -> &CragRuntime {
+        &self.crag
+    }
+
+    pub(crate) fn embedder(&self) -> &dyn Embedder {
+        self.embedder.as_ref()
+    }
+
+    pub(crate) fn rrf_k(&self) -> f32 {
+        self.config.rrf_k
     }
 
     /// Ingests documents read from a source; see [`Scope`] for deletions.
@@ -170,6 +206,7 @@ impl Engine {
             }
             (Err(e), Err(_)) => return Err(e.into()),
         };
+        let vector_floor = vector.iter().map(|h| h.score).reduce(f32::min);
         let t = Instant::now();
         let hits = reciprocal_rank_fusion(&keyword, &vector, self.config.rrf_k, top_k.get());
         let fusion = t.elapsed();
@@ -183,6 +220,7 @@ impl Engine {
                 total: started.elapsed(),
             },
             warnings,
+            vector_floor,
         })
     }
 

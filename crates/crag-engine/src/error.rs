@@ -11,6 +11,9 @@ pub enum EngineError {
     /// The caller's input was rejected.
     #[error("{0}")]
     InvalidInput(String),
+    /// A bug or a broken invariant (metrics registry, task join).
+    #[error("internal error: {0}")]
+    Internal(String),
     /// Reading a source failed.
     #[error("failed to read {path}")]
     Io {
@@ -28,6 +31,7 @@ impl EngineError {
         match self {
             Self::Port(e) => e.kind(),
             Self::InvalidInput(_) => ErrorKind::InvalidInput,
+            Self::Internal(_) => ErrorKind::Internal,
             Self::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 ErrorKind::NotFound
             }

@@ -1,8 +1,10 @@
 //! Application services of crag, written against the ports only: ingestion (chunking, change
-//! detection, embedding, writing both indexes) and hybrid retrieval (BM25 and vectors run
-//! concurrently, fused by reciprocal rank fusion).
+//! detection, embedding, writing both indexes), hybrid retrieval (BM25 and vectors run
+//! concurrently, fused by reciprocal rank fusion) and Corrective RAG ([`Engine::query`]: route,
+//! retrieve, judge, correct, refine, pack).
 
 mod chunker;
+mod crag;
 mod engine;
 mod error;
 mod fusion;
@@ -10,6 +12,10 @@ mod ingest;
 pub mod sources;
 
 pub use chunker::{chunk_document, ChunkingConfig};
+pub use crag::{
+    Artifact, ArtifactOrigin, CragComponents, CragConfig, CragMetrics, FailMode,
+    HeuristicRelevance, LlmRelevance, QueryOutcome, QueryRequest, QueryTimings,
+};
 pub use engine::{Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings};
 pub use error::{EngineError, Result};
 pub use fusion::{reciprocal_rank_fusion, RRF_K};

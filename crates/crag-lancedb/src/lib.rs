@@ -121,7 +121,7 @@ impl LanceVectorIndex {
         let stream = self
             .table
             .query()
-            .select(Select::columns(schema::CHUNK_COLUMNS))
+            .select(Select::columns(schema::SEARCH_COLUMNS))
             .nearest_to(vector)
             .map_err(map_lance_error("invalid vector query"))?
             .column(VECTOR)

@@ -28,8 +28,9 @@ pub(crate) const VECTOR: &str = "vector";
 /// Column LanceDB adds to vector search results.
 const DISTANCE: &str = "_distance";
 
-/// Every column but the vector: what a search reads back.
-pub(crate) const CHUNK_COLUMNS: &[&str] = &[
+/// Every column but the vector, and the distance: what a search reads back. Naming `_distance`
+/// explicitly keeps LanceDB from warning that it will stop adding it on its own.
+pub(crate) const SEARCH_COLUMNS: &[&str] = &[
     CHUNK_ID,
     DOCUMENT_ID,
     SOURCE,
@@ -41,6 +42,7 @@ pub(crate) const CHUNK_COLUMNS: &[&str] = &[
     LINE_START,
     LINE_END,
     CONTENT_HASH,
+    DISTANCE,
 ];
 
 /// The schema of a table of chunks with vectors of one dimension.

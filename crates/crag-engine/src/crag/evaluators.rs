@@ -1,0 +1,109 @@
+//! The in-process evaluators as adapters of the `RelevanceEvaluator` port: the pure heuristic
+//! of `crag-evaluation`, and the LLM judge over any `LanguageModel`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use crag_core::{EvalDocument, Evaluation, Query};
+use crag_evaluation::{
+    EvaluationError, HeuristicConfig, HeuristicEvaluator, LlmJudge, LlmJudgeConfig,
+};
+use crag_ports::{
+    ChatMessage, CompletionRequest, ErrorKind, LanguageModel, PortError, PortResult,
+    RelevanceEvaluator,
+};
+
+/// The LLM-free heuristic of seed 000 (keyword overlap, semantic coherence, length, diversity).
+#[derive(Debug, Clone)]
+pub struct HeuristicRelevance {
+    inner: HeuristicEvaluator,
+}
+
+impl HeuristicRelevance {
+    /// Builds the evaluator; fails on invalid weights or thresholds.
+    pub fn new(config: HeuristicConfig) -> PortResult<Self> {
+        Ok(Self {
+            inner: HeuristicEvaluator::new(config).map_err(config_error)?,
+        })
+    }
+}
+
+#[async_trait]
+impl RelevanceEvaluator for HeuristicRelevance {
+    fn name(&self) -> &str {
+        "heuristic"
+    }
+
+    async fn evaluate(&self, query: &Query, documents: &[EvalDocument]) -> PortResult<Evaluation> {
+        Ok(self.inner.evaluate(query.as_str(), documents))
+    }
+}
+
+/// The batched LLM judge of seed 001 over a chat model.
+#[derive(Debug, Clone)]
+pub struct LlmRelevance {
+    model: Arc<dyn LanguageModel>,
+    judge: LlmJudge,
+}
+
+impl LlmRelevance {
+    /// Builds the evaluator over `model`; fails on invalid thresholds.
+    pub fn new(model: Arc<dyn LanguageModel>, config: LlmJudgeConfig) -> PortResult<Self> {
+        Ok(Self {
+            model,
+            judge: LlmJudge::new(config).map_err(config_error)?,
+        })
+    }
+}
+
+#[async_trait]
+impl RelevanceEvaluator for LlmRelevance {
+    fn name(&self) -> &str {
+        "llm"
+    }
+
+    async fn evaluate(&self, query: &Query, documents: &[EvalDocument]) -> PortResult<Evaluation> {
+        if documents.is_empty() {
+            return Ok(empty_evaluation());
+        }
+        let prompt = self.judge.prompt(query.as_str(), documents);
+        let request = CompletionRequest {
+            messages: vec![
+                ChatMessage::system(prompt.system),
+                ChatMessage::user(prompt.user),
+            ],
+            max_tokens: self.judge.config().max_tokens,
+            temperature: 0.0,
+        };
+        let answer = self.model.complete(&request).await?;
+        self.judge
+            .judge(&answer, documents.len())
+            .map_err(|e| match e {
+                EvaluationError::Unparseable { .. } => PortError::with_source(
+                    ErrorKind::Internal,
+                    "the language model's judgement could not be parsed",
+                    e,
+                ),
+                other => config_error(other),
+            })
+    }
+}
+
+fn empty_evaluation() -> Evaluation {
+    Evaluation {
+        verdict: crag_core::Verdict::Incorrect,
+        score: 0.0,
+        document_scores: Vec::new(),
+        criteria: Vec::new(),
+        reasoning: "no documents were retrieved".into(),
+        issues: Vec::new(),
+    }
+}
+
+fn config_error(e: EvaluationError) -> PortError {
+    PortError::with_source(
+        ErrorKind::InvalidInput,
+        "invalid evaluator configuration",
+        e,
+    )
+}

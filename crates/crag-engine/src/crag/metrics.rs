@@ -1,0 +1,170 @@
+use std::fmt;
+use std::time::Duration;
+
+use prometheus::{
+    Encoder, Gauge, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
+
+use crate::error::{EngineError, Result};
+
+/// Prometheus metrics of Corrective RAG, named as in seed 000, in a registry the apps expose.
+#[derive(Clone)]
+pub struct CragMetrics {
+    registry: Registry,
+    decisions: IntCounterVec,
+    corrections: IntCounterVec,
+    latency: HistogramVec,
+    relevance: Gauge,
+    web_failures: IntCounterVec,
+    evaluator_failures: IntCounterVec,
+}
+
+impl fmt::Debug for CragMetrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CragMetrics").finish_non_exhaustive()
+    }
+}
+
+impl CragMetrics {
+    /// Registers the metrics in a fresh registry.
+    pub fn new() -> Result<Self> {
+        Self::register(Registry::new())
+    }
+
+    /// Registers the metrics in `registry` (fails if they are already registered there).
+    pub fn register(registry: Registry) -> Result<Self> {
+        let decisions = IntCounterVec::new(
+            Opts::new("crag_decisions_total", "Total CRAG decisions by category"),
+            &["category"],
+        )
+        .map_err(metric_error)?;
+        let corrections = IntCounterVec::new(
+            Opts::new("crag_corrections_total", "Total corrections by strategy"),
+            &["strategy"],
+        )
+        .map_err(metric_error)?;
+        let latency = HistogramVec::new(
+            HistogramOpts::new("crag_retrieval_latency_seconds", "CRAG retrieval latency").buckets(
+                vec![
+                    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+                ],
+            ),
+            &["decision", "correction_strategy"],
+        )
+        .map_err(metric_error)?;
+        let relevance = Gauge::new("crag_relevance_score", "Last CRAG relevance score")
+            .map_err(metric_error)?;
+        let web_failures = IntCounterVec::new(
+            Opts::new(
+                "crag_web_search_failures_total",
+                "Web searches that failed, by provider",
+            ),
+            &["provider"],
+        )
+        .map_err(metric_error)?;
+        let evaluator_failures = IntCounterVec::new(
+            Opts::new(
+                "crag_evaluator_failures_total",
+                "Evaluations that failed, by evaluator",
+            ),
+            &["evaluator"],
+        )
+        .map_err(metric_error)?;
+        for c in [
+            Box::new(decisions.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(corrections.clone()),
+            Box::new(latency.clone()),
+            Box::new(relevance.clone()),
+            Box::new(web_failures.clone()),
+            Box::new(evaluator_failures.clone()),
+        ] {
+            registry.register(c).map_err(metric_error)?;
+        }
+        Ok(Self {
+            registry,
+            decisions,
+            corrections,
+            latency,
+            relevance,
+            web_failures,
+            evaluator_failures,
+        })
+    }
+
+    /// The registry holding the metrics, for apps to expose or extend.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Renders every metric of the registry in the Prometheus text format.
+    pub fn render(&self) -> Result<String> {
+        let mut buf = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut buf)
+            .map_err(metric_error)?;
+        String::from_utf8(buf).map_err(metric_error)
+    }
+
+    pub(crate) fn record(
+        &self,
+        decision: &str,
+        strategy: &str,
+        corrections: &[&str],
+        score: Option<f32>,
+        latency: Duration,
+    ) {
+        self.decisions.with_label_values(&[decision]).inc();
+        for c in corrections {
+            self.corrections.with_label_values(&[c]).inc();
+        }
+        self.latency
+            .with_label_values(&[decision, strategy])
+            .observe(latency.as_secs_f64());
+        if let Some(s) = score {
+            self.relevance.set(f64::from(s));
+        }
+    }
+
+    pub(crate) fn web_failure(&self, provider: &str) {
+        self.web_failures.with_label_values(&[provider]).inc();
+    }
+
+    pub(crate) fn evaluator_failure(&self, evaluator: &str) {
+        self.evaluator_failures
+            .with_label_values(&[evaluator])
+            .inc();
+    }
+}
+
+fn metric_error(e: impl fmt::Display) -> EngineError {
+    EngineError::Internal(format!("metrics: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_seed_names() {
+        let m = CragMetrics::new().unwrap();
+        m.record(
+            "ambiguous",
+            "expand",
+            &["discard", "expand"],
+            Some(0.6),
+            Duration::from_millis(120),
+        );
+        let text = m.render().unwrap();
+        assert!(text.contains("crag_decisions_total{category=\"ambiguous\"} 1"));
+        assert!(text.contains("crag_corrections_total{strategy=\"expand\"} 1"));
+        assert!(text.contains("crag_retrieval_latency_seconds_bucket{correction_strategy=\"expand\",decision=\"ambiguous\",le=\"0.25\"} 1"));
+        assert!(text.contains("crag_relevance_score 0.6"));
+    }
+
+    #[test]
+    fn registering_twice_in_one_registry_fails() {
+        let r = Registry::new();
+        CragMetrics::register(r.clone()).unwrap();
+        assert!(CragMetrics::register(r).is_err());
+    }
+}

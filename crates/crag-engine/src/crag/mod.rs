@@ -1,0 +1,14 @@
+//! Corrective RAG: judge a retrieval (correct / ambiguous / incorrect) and correct it.
+
+mod artifact;
+mod config;
+mod evaluators;
+mod metrics;
+mod pipeline;
+
+pub use artifact::{Artifact, ArtifactOrigin, QueryOutcome, QueryRequest, QueryTimings};
+pub use config::{CragConfig, FailMode};
+pub use evaluators::{HeuristicRelevance, LlmRelevance};
+pub use metrics::CragMetrics;
+pub use pipeline::CragComponents;
+pub(crate) use pipeline::CragRuntime;

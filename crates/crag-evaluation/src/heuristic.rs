@@ -1,0 +1,745 @@
+//! The LLM-free heuristic evaluator of seed 000: keyword overlap, semantic coherence, length
+//! adequacy and source diversity, combined in a weighted mean.
+
+use std::collections::HashSet;
+
+use crag_core::{CriterionScore, EvalDocument, Evaluation, Verdict};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{EvaluationError, Result};
+use crate::stats::{mean_variance, unit};
+use crate::text::{estimate_tokens, query_terms, terms_found};
+
+/// Similarity at or below which a document counts as carrying no semantic evidence.
+///
+/// Cosine similarities of sentence embeddings (all-MiniLM-L6-v2) rarely fall below ~0.1 even
+/// for unrelated text, so the raw value overstates relevance at the low end.
+pub const SIMILARITY_FLOOR: f32 = 0.2;
+
+/// Similarity at or above which a document counts as fully on topic.
+///
+/// Relevant passages rarely exceed ~0.7 with sentence embeddings, even when they answer the
+/// query outright.
+pub const SIMILARITY_CEILING: f32 = 0.7;
+
+/// The seed's cap on the variance penalty of semantic coherence.
+const VARIANCE_CAP: f32 = 0.3;
+
+const KEYWORD_OVERLAP: &str = "keyword_overlap";
+const SEMANTIC_COHERENCE: &str = "semantic_coherence";
+const LENGTH_ADEQUACY: &str = "length_adequacy";
+const SOURCE_DIVERSITY: &str = "source_diversity";
+
+/// Weights, thresholds and limits of the heuristic evaluator (defaults from seed 000).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HeuristicConfig {
+    /// Weight of the share of query keywords found in the documents.
+    pub keyword_overlap_weight: f32,
+    /// Weight of the similarity distribution (high mean, low spread).
+    pub semantic_coherence_weight: f32,
+    /// Weight of having enough text to answer.
+    pub length_adequacy_weight: f32,
+    /// Weight of the share of distinct sources.
+    pub source_diversity_weight: f32,
+    /// Scores above this are `Correct`.
+    pub correct_threshold: f32,
+    /// Scores above this (and not above `correct_threshold`) are `Ambiguous`, the rest
+    /// `Incorrect`.
+    pub ambiguous_threshold: f32,
+    /// Keywords a query needs for keyword overlap to count with its full weight; with fewer,
+    /// the weight shrinks in proportion (and is zero for a query without keywords).
+    pub min_keywords: usize,
+    /// Estimated tokens per document for full length adequacy.
+    pub min_tokens_per_chunk: usize,
+}
+
+impl Default for HeuristicConfig {
+    fn default() -> Self {
+        Self {
+            keyword_overlap_weight: 0.30,
+            semantic_coherence_weight: 0.40,
+            length_adequacy_weight: 0.15,
+            source_diversity_weight: 0.15,
+            correct_threshold: 0.75,
+            ambiguous_threshold: 0.50,
+            min_keywords: 2,
+            min_tokens_per_chunk: 100,
+        }
+    }
+}
+
+impl HeuristicConfig {
+    /// Checks that the weights are finite, non-negative, not all zero and of finite sum, and that
+    /// `0 <= ambiguous_threshold <= correct_threshold <= 1`.
+    pub fn validate(&self) -> Result<()> {
+        let weights = [
+            ("keyword_overlap_weight", self.keyword_overlap_weight),
+            ("semantic_coherence_weight", self.semantic_coherence_weight),
+            ("length_adequacy_weight", self.length_adequacy_weight),
+            ("source_diversity_weight", self.source_diversity_weight),
+        ];
+        for (field, weight) in weights {
+            if !weight.is_finite() || weight < 0.0 {
+                return Err(EvaluationError::config(
+                    field,
+                    format!("must be a finite number >= 0, got {weight}"),
+                ));
+            }
+        }
+        let sum = weights.iter().map(|(_, w)| w).sum::<f32>();
+        if sum <= 0.0 {
+            return Err(EvaluationError::config(
+                "weights",
+                "at least one criterion weight must be positive",
+            ));
+        }
+        if !sum.is_finite() {
+            return Err(EvaluationError::config(
+                "weights",
+                "the weights' sum must be finite",
+            ));
+        }
+        for (field, threshold) in [
+            ("correct_threshold", self.correct_threshold),
+            ("ambiguous_threshold", self.ambiguous_threshold),
+        ] {
+            if !(0.0..=1.0).contains(&threshold) {
+                return Err(EvaluationError::config(
+                    field,
+                    format!("must lie in [0, 1], got {threshold}"),
+                ));
+            }
+        }
+        if self.ambiguous_threshold > self.correct_threshold {
+            return Err(EvaluationError::config(
+                "ambiguous_threshold",
+                format!(
+                    "must not exceed correct_threshold ({}), got {}",
+                    self.correct_threshold, self.ambiguous_threshold
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Judges a result list with fast, LLM-free heuristics (seed 000's `CRAGEvaluator`).
+///
+/// The four criteria, each in [0, 1] and reported in [`Evaluation::criteria`]:
+///
+/// - `keyword_overlap`: share of the query's keywords (see [`crate::keywords`]) found in at least
+///   one document, matched on normalised whole words (the seed matched substrings, so `cat`
+///   matched `education`).
+/// - `semantic_coherence`: each similarity is mapped onto [0, 1] by the ramp
+///   `r = (s - SIMILARITY_FLOOR) / (SIMILARITY_CEILING - SIMILARITY_FLOOR)`, clamped; then
+///   `coherence = mean(r) * (1 - min(var(r), 0.3))`, the seed's formula over the ramped values.
+///   Coherence never exceeds the mean, so a uniformly low set (every similarity at or below the
+///   floor) scores 0 however small its variance: low spread cannot rescue a low mean.
+/// - `length_adequacy`: estimated tokens (words x 1.3) over `min_tokens_per_chunk` per document,
+///   capped at 1.
+/// - `source_diversity`: distinct sources over documents.
+///
+/// The aggregate is the weighted mean of the criteria, normalised by the weights' sum. Keyword
+/// overlap carries `keyword_overlap_weight * min(1, keywords / min_keywords)`: a query with
+/// fewer keywords gives less evidence, and one without any leaves the criterion out (weight 0).
+///
+/// Each document's own score is `(wk * overlap_i + wc * r_i) / (wk + wc)`, where `overlap_i` is
+/// the share of query keywords in that document, `r_i` its ramped similarity and `wk`, `wc` the
+/// aggregate's (effective) keyword and coherence weights; equal weights when both are zero.
+#[derive(Debug, Clone)]
+pub struct HeuristicEvaluator {
+    config: HeuristicConfig,
+}
+
+impl HeuristicEvaluator {
+    /// Builds the evaluator; fails when the configuration does not validate.
+    pub fn new(config: HeuristicConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { config })
+    }
+
+    /// Returns the configuration.
+    pub fn config(&self) -> &HeuristicConfig {
+        &self.config
+    }
+
+    /// Judges `documents` (best first) for `query`.
+    ///
+    /// An empty list is `Incorrect` with score 0. Non-finite or out-of-range similarities are
+    /// clamped into [0, 1] (NaN counts as 0) and reported in `issues`.
+    pub fn evaluate(&self, query: &str, documents: &[EvalDocument]) -> Evaluation {
+        if documents.is_empty() {
+            return Evaluation {
+                verdict: Verdict::Incorrect,
+                score: 0.0,
+                document_scores: Vec::new(),
+                criteria: Vec::new(),
+                reasoning: "Verdict incorrect: no documents were retrieved.".into(),
+                issues: Vec::new(),
+            };
+        }
+        let config = &self.config;
+        let mut issues = Vec::new();
+
+        let terms = query_terms(query);
+        let found: Vec<Vec<bool>> = documents
+            .iter()
+            .map(|d| terms_found(&terms, &d.text))
+            .collect();
+        let doc_overlap: Vec<f32> = found.iter().map(|f| share(f)).collect();
+        let keyword_overlap = if terms.is_empty() {
+            0.0
+        } else {
+            let hits = (0..terms.len())
+                .filter(|&t| found.iter().any(|f| f[t]))
+                .count();
+            hits as f32 / terms.len() as f32
+        };
+        let keyword_weight = effective_keyword_weight(config, terms.len(), &mut issues);
+
+        let ramped: Vec<f32> = documents
+            .iter()
+            .enumerate()
+            .map(|(i, d)| ramp(sanitize_similarity(d.similarity, i, &mut issues)))
+            .collect();
+        let coherence = match mean_variance(&ramped) {
+            Some((mean, variance)) => unit(mean * (1.0 - variance.min(VARIANCE_CAP))),
+            None => 0.0,
+        };
+
+        let total_tokens: f64 = documents.iter().map(|d| estimate_tokens(&d.text)).sum();
+        let expected_tokens = config.min_tokens_per_chunk as f64 * documents.len() as f64;
+        let length = if expected_tokens <= 0.0 {
+            1.0
+        } else {
+            (total_tokens / expected_tokens).min(1.0) as f32
+        };
+
+        let sources: HashSet<&str> = documents.iter().map(|d| d.source.as_str()).collect();
+        let diversity = unit(sources.len() as f32 / documents.len() as f32);
+
+        let criteria = vec![
+            criterion(KEYWORD_OVERLAP, keyword_overlap, keyword_weight),
+            criterion(
+                SEMANTIC_COHERENCE,
+                coherence,
+                config.semantic_coherence_weight,
+            ),
+            criterion(LENGTH_ADEQUACY, length, config.length_adequacy_weight),
+            criterion(SOURCE_DIVERSITY, diversity, config.source_diversity_weight),
+        ];
+        let weight_sum: f32 = criteria.iter().map(|c| c.weight).sum();
+        let score = if weight_sum > 0.0 {
+            unit(criteria.iter().map(|c| c.weight * c.score).sum::<f32>() / weight_sum)
+        } else {
+            issues.push("no criterion carries weight for this query; score set to 0".into());
+            0.0
+        };
+        let verdict = self.verdict(score);
+
+        let (wk, wc) = match (keyword_weight, config.semantic_coherence_weight) {
+            (k, c) if k + c > 0.0 => (k, c),
+            _ if terms.is_empty() => (0.0, 1.0),
+            _ => (1.0, 1.0),
+        };
+        let document_scores = doc_overlap
+            .iter()
+            .zip(&ramped)
+            .map(|(&o, &r)| Some(unit((wk * o + wc * r) / (wk + wc))))
+            .collect();
+
+        Evaluation {
+            verdict,
+            score,
+            document_scores,
+            reasoning: reasoning(verdict, score, &criteria),
+            criteria,
+            issues,
+        }
+    }
+
+    fn verdict(&self, score: f32) -> Verdict {
+        if score > self.config.correct_threshold {
+            Verdict::Correct
+        } else if score > self.config.ambiguous_threshold {
+            Verdict::Ambiguous
+        } else {
+            Verdict::Incorrect
+        }
+    }
+}
+
+/// Maps a similarity onto [0, 1] between [`SIMILARITY_FLOOR`] and [`SIMILARITY_CEILING`].
+fn ramp(similarity: f32) -> f32 {
+    unit((similarity - SIMILARITY_FLOOR) / (SIMILARITY_CEILING - SIMILARITY_FLOOR))
+}
+
+fn sanitize_similarity(similarity: f32, index: usize, issues: &mut Vec<String>) -> f32 {
+    if !similarity.is_finite() {
+        issues.push(format!(
+            "document {}: similarity {similarity} is not finite; clamped to {}",
+            index + 1,
+            unit(similarity)
+        ));
+    } else if !(0.0..=1.0).contains(&similarity) {
+        issues.push(format!(
+            "document {}: similarity {similarity} lies outside [0, 1]; clamped",
+            index + 1
+        ));
+    }
+    unit(similarity)
+}
+
+fn effective_keyword_weight(
+    config: &HeuristicConfig,
+    keywords: usize,
+    issues: &mut Vec<String>,
+) -> f32 {
+    let full = config.keyword_overlap_weight;
+    if keywords >= config.min_keywords && keywords > 0 {
+        return full;
+    }
+    let factor = if keywords == 0 {
+        0.0
+    } else {
+        keywords as f32 / config.min_keywords as f32
+    };
+    let weight = full * factor;
+    if full > 0.0 {
+        issues.push(if keywords == 0 {
+            "query has no keywords; keyword_overlap left out of the score".to_owned()
+        } else {
+            format!(
+                "query has {keywords} keyword(s), fewer than min_keywords {}; keyword_overlap \
+                 weight lowered to {weight:.2}",
+                config.min_keywords
+            )
+        });
+    }
+    weight
+}
+
+fn share(found: &[bool]) -> f32 {
+    if found.is_empty() {
+        0.0
+    } else {
+        found.iter().filter(|&&f| f).count() as f32 / found.len() as f32
+    }
+}
+
+fn criterion(name: &str, score: f32, weight: f32) -> CriterionScore {
+    CriterionScore {
+        name: name.to_owned(),
+        score: unit(score),
+        weight,
+    }
+}
+
+fn reasoning(verdict: Verdict, score: f32, criteria: &[CriterionScore]) -> String {
+    let weighted = || criteria.iter().filter(|c| c.weight > 0.0);
+    let strongest = weighted().max_by(|a, b| a.score.total_cmp(&b.score));
+    let weakest = weighted().min_by(|a, b| a.score.total_cmp(&b.score));
+    let head = format!("Verdict {verdict} with score {score:.2}.");
+    match (strongest, weakest) {
+        (Some(s), Some(w)) => format!(
+            "{head} Strongest criterion {} ({:.2}), weakest {} ({:.2}).",
+            s.name, s.score, w.name, w.score
+        ),
+        _ => head,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn doc(source: &str, text: &str, similarity: f32) -> EvalDocument {
+        EvalDocument {
+            id: format!("{source}#0"),
+            source: source.into(),
+            text: text.into(),
+            similarity,
+        }
+    }
+
+    fn evaluator() -> HeuristicEvaluator {
+        HeuristicEvaluator::new(HeuristicConfig::default()).unwrap()
+    }
+
+    fn criterion_score(evaluation: &Evaluation, name: &str) -> f32 {
+        evaluation
+            .criteria
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.score)
+            .unwrap()
+    }
+
+    fn abstract_text(words: &str) -> String {
+        std::iter::repeat_n(words, 12).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn seed_relevant_case_is_correct() {
+        let documents = [doc(
+            "docs/async.md",
+            "Async patterns in Python use asyncio library for concurrent execution",
+            0.92,
+        )];
+        let evaluation = evaluator().evaluate("Python async patterns", &documents);
+        assert_eq!(evaluation.verdict, Verdict::Correct, "{evaluation:?}");
+        assert!(evaluation.score > 0.75);
+        assert!(criterion_score(&evaluation, KEYWORD_OVERLAP) > 0.5);
+        assert!(evaluation.document_scores[0].unwrap() > 0.9);
+    }
+
+    #[test]
+    fn seed_irrelevant_case_is_incorrect() {
+        let documents = [doc(
+            "docs/frontend.md",
+            "React components use hooks for state management",
+            0.35,
+        )];
+        let evaluation = evaluator().evaluate("Kubernetes deployment strategies", &documents);
+        assert_eq!(evaluation.verdict, Verdict::Incorrect, "{evaluation:?}");
+        assert!(evaluation.score < 0.5);
+        assert!(evaluation.document_scores[0].unwrap() < 0.4);
+    }
+
+    #[test]
+    fn unrelated_query_against_long_abstracts_is_incorrect() {
+        // Long texts from distinct sources give length and diversity full marks, and a stray
+        // keyword ("latest") matches: the low similarities must still sink the verdict.
+        let documents: Vec<_> = (0..5)
+            .map(|i| {
+                doc(
+                    &format!("scifact/{i}"),
+                    &abstract_text(
+                        "We report the latest findings on vitamin D receptor expression in \
+                         human immune cells and its effect on cytokine levels",
+                    ),
+                    0.1 + 0.02 * i as f32,
+                )
+            })
+            .collect();
+        let evaluation = evaluator().evaluate("latest SpaceX launch updates", &documents);
+        assert_eq!(evaluation.verdict, Verdict::Incorrect, "{evaluation:?}");
+        assert_eq!(criterion_score(&evaluation, SEMANTIC_COHERENCE), 0.0);
+        assert_eq!(criterion_score(&evaluation, LENGTH_ADEQUACY), 1.0);
+        assert_eq!(criterion_score(&evaluation, SOURCE_DIVERSITY), 1.0);
+        assert!(evaluation.document_scores.iter().all(|s| s.unwrap() < 0.4));
+    }
+
+    #[test]
+    fn on_topic_query_is_correct() {
+        let documents: Vec<_> = [0.8, 0.72, 0.66, 0.61]
+            .iter()
+            .enumerate()
+            .map(|(i, &sim)| {
+                doc(
+                    &format!("scifact/{i}"),
+                    &abstract_text(
+                        "Vitamin D supplementation affects the immune response and lowers \
+                         infection rates in adults",
+                    ),
+                    sim,
+                )
+            })
+            .collect();
+        let evaluation =
+            evaluator().evaluate("Do vitamins affect the immune response?", &documents);
+        assert_eq!(evaluation.verdict, Verdict::Correct, "{evaluation:?}");
+        assert_eq!(criterion_score(&evaluation, KEYWORD_OVERLAP), 1.0);
+    }
+
+    #[test]
+    fn partly_matching_mid_similarity_is_ambiguous() {
+        let documents: Vec<_> = [0.55, 0.5, 0.45]
+            .iter()
+            .enumerate()
+            .map(|(i, &sim)| {
+                doc(
+                    &format!("src/{i}"),
+                    &abstract_text("Vitamin intake among adults in northern countries"),
+                    sim,
+                )
+            })
+            .collect();
+        let evaluation = evaluator().evaluate("vitamin effects on immune cells", &documents);
+        assert_eq!(evaluation.verdict, Verdict::Ambiguous, "{evaluation:?}");
+    }
+
+    #[test]
+    fn uniformly_low_similarities_are_not_coherent() {
+        let documents: Vec<_> = (0..4)
+            .map(|i| doc(&format!("s{i}"), "text", 0.15))
+            .collect();
+        let evaluation = evaluator().evaluate("anything here", &documents);
+        assert_eq!(criterion_score(&evaluation, SEMANTIC_COHERENCE), 0.0);
+
+        let high: Vec<_> = (0..4).map(|i| doc(&format!("s{i}"), "text", 0.7)).collect();
+        let evaluation = evaluator().evaluate("anything here", &high);
+        assert_eq!(criterion_score(&evaluation, SEMANTIC_COHERENCE), 1.0);
+    }
+
+    #[test]
+    fn spread_lowers_coherence() {
+        let mixed = [doc("a", "x", 0.9), doc("b", "x", 0.1)];
+        let evaluation = evaluator().evaluate("anything here", &mixed);
+        // ramped [1, 0]: mean 0.5, variance 0.25 -> 0.5 * 0.75
+        assert!((criterion_score(&evaluation, SEMANTIC_COHERENCE) - 0.375).abs() < 1e-6);
+    }
+
+    #[test]
+    fn empty_documents_are_incorrect() {
+        let evaluation = evaluator().evaluate("anything", &[]);
+        assert_eq!(evaluation.verdict, Verdict::Incorrect);
+        assert_eq!(evaluation.score, 0.0);
+        assert!(evaluation.document_scores.is_empty());
+        assert!(evaluation.reasoning.contains("no documents"));
+    }
+
+    #[test]
+    fn criteria_are_reported_with_weights() {
+        let documents = [doc("a", "python async", 0.6)];
+        let evaluation = evaluator().evaluate("python async", &documents);
+        let names: Vec<_> = evaluation
+            .criteria
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                KEYWORD_OVERLAP,
+                SEMANTIC_COHERENCE,
+                LENGTH_ADEQUACY,
+                SOURCE_DIVERSITY
+            ]
+        );
+        let weights: Vec<_> = evaluation.criteria.iter().map(|c| c.weight).collect();
+        assert_eq!(weights, [0.30, 0.40, 0.15, 0.15]);
+        assert!(evaluation.reasoning.contains("Verdict"));
+        assert!(evaluation.reasoning.contains("weakest length_adequacy"));
+    }
+
+    #[test]
+    fn score_is_the_normalised_weighted_mean() {
+        let config = HeuristicConfig {
+            keyword_overlap_weight: 3.0,
+            semantic_coherence_weight: 4.0,
+            length_adequacy_weight: 1.5,
+            source_diversity_weight: 1.5,
+            ..HeuristicConfig::default()
+        };
+        let documents = [doc("a", "python async", 0.45), doc("b", "python", 0.45)];
+        let scaled = HeuristicEvaluator::new(config)
+            .unwrap()
+            .evaluate("python async", &documents);
+        let plain = evaluator().evaluate("python async", &documents);
+        assert!((scaled.score - plain.score).abs() < 1e-5);
+        assert_eq!(scaled.verdict, plain.verdict);
+    }
+
+    #[test]
+    fn few_keywords_lower_the_keyword_weight() {
+        let documents = [doc("a", "rust", 0.6)];
+        let one = evaluator().evaluate("rust", &documents);
+        assert!((one.criteria[0].weight - 0.15).abs() < 1e-6);
+        assert!(one.issues.iter().any(|i| i.contains("min_keywords")));
+
+        let none = evaluator().evaluate("how is it?", &documents);
+        assert_eq!(none.criteria[0].weight, 0.0);
+        // Without keywords the document score rests on similarity alone.
+        assert!((none.document_scores[0].unwrap() - ramp(0.6)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn document_scores_follow_each_documents_evidence() {
+        let documents = [
+            doc("a", "vitamin D and the immune system", 0.7),
+            doc("b", "rocket launch schedule", 0.1),
+        ];
+        let evaluation = evaluator().evaluate("vitamins immune", &documents);
+        let scores: Vec<f32> = evaluation
+            .document_scores
+            .iter()
+            .map(|s| s.unwrap())
+            .collect();
+        assert!((scores[0] - 1.0).abs() < 1e-6);
+        assert_eq!(scores[1], 0.0);
+    }
+
+    #[test]
+    fn thresholds_come_from_the_config() {
+        let documents = [doc("a", "python async", 0.45)];
+        let default = evaluator().evaluate("python async", &documents);
+        let lenient = HeuristicEvaluator::new(HeuristicConfig {
+            correct_threshold: default.score - 0.01,
+            ambiguous_threshold: 0.0,
+            ..HeuristicConfig::default()
+        })
+        .unwrap()
+        .evaluate("python async", &documents);
+        assert_eq!(lenient.verdict, Verdict::Correct);
+        let strict = HeuristicEvaluator::new(HeuristicConfig {
+            correct_threshold: 1.0,
+            ambiguous_threshold: 1.0,
+            ..HeuristicConfig::default()
+        })
+        .unwrap()
+        .evaluate("python async", &documents);
+        assert_eq!(strict.verdict, Verdict::Incorrect);
+    }
+
+    #[test]
+    fn non_finite_similarities_are_clamped_and_reported() {
+        let documents = [
+            doc("a", "x", f32::NAN),
+            doc("b", "x", f32::INFINITY),
+            doc("c", "x", -0.5),
+        ];
+        let evaluation = evaluator().evaluate("x y z", &documents);
+        let similarity_issues = evaluation
+            .issues
+            .iter()
+            .filter(|i| i.contains("similarity"))
+            .count();
+        assert_eq!(similarity_issues, 3, "{:?}", evaluation.issues);
+        assert!(evaluation.score.is_finite());
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let invalid = |config: HeuristicConfig| match config.validate() {
+            Err(EvaluationError::InvalidConfig { field, .. }) => field,
+            other => panic!("expected invalid config, got {other:?}"),
+        };
+        assert!(HeuristicConfig::default().validate().is_ok());
+        assert_eq!(
+            invalid(HeuristicConfig {
+                semantic_coherence_weight: f32::NAN,
+                ..HeuristicConfig::default()
+            }),
+            "semantic_coherence_weight"
+        );
+        assert_eq!(
+            invalid(HeuristicConfig {
+                length_adequacy_weight: -0.1,
+                ..HeuristicConfig::default()
+            }),
+            "length_adequacy_weight"
+        );
+        assert_eq!(
+            invalid(HeuristicConfig {
+                keyword_overlap_weight: 0.0,
+                semantic_coherence_weight: 0.0,
+                length_adequacy_weight: 0.0,
+                source_diversity_weight: 0.0,
+                ..HeuristicConfig::default()
+            }),
+            "weights"
+        );
+        assert_eq!(
+            invalid(HeuristicConfig {
+                keyword_overlap_weight: f32::MAX,
+                semantic_coherence_weight: f32::MAX,
+                ..HeuristicConfig::default()
+            }),
+            "weights"
+        );
+        assert_eq!(
+            invalid(HeuristicConfig {
+                correct_threshold: 1.5,
+                ..HeuristicConfig::default()
+            }),
+            "correct_threshold"
+        );
+        assert_eq!(
+            invalid(HeuristicConfig {
+                ambiguous_threshold: 0.8,
+                ..HeuristicConfig::default()
+            }),
+            "ambiguous_threshold"
+        );
+        assert!(HeuristicEvaluator::new(HeuristicConfig {
+            correct_threshold: f32::NAN,
+            ..HeuristicConfig::default()
+        })
+        .is_err());
+    }
+
+    #[test]
+    fn config_deserialises_with_defaults_and_rejects_unknown_fields() {
+        let config: HeuristicConfig =
+            serde_json::from_str(r#"{"correct_threshold": 0.8}"#).unwrap();
+        assert_eq!(config.correct_threshold, 0.8);
+        assert_eq!(config.min_tokens_per_chunk, 100);
+        assert!(serde_json::from_str::<HeuristicConfig>(r#"{"nope": 1}"#).is_err());
+    }
+
+    fn any_document() -> impl Strategy<Value = EvalDocument> {
+        (
+            "[a-c]{0,2}",
+            ".{0,60}",
+            prop_oneof![
+                prop::num::f32::ANY,
+                Just(f32::NAN),
+                Just(f32::INFINITY),
+                Just(f32::NEG_INFINITY),
+                0.0f32..=1.0
+            ],
+        )
+            .prop_map(|(source, text, similarity)| EvalDocument {
+                id: String::new(),
+                source,
+                text,
+                similarity,
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn evaluate_never_panics_and_stays_in_unit_range(
+            query in ".{0,40}",
+            documents in prop::collection::vec(any_document(), 0..8),
+            min_keywords in 0usize..4,
+            min_tokens in 0usize..200,
+        ) {
+            let evaluator = HeuristicEvaluator::new(HeuristicConfig {
+                min_keywords,
+                min_tokens_per_chunk: min_tokens,
+                ..HeuristicConfig::default()
+            }).unwrap();
+            let evaluation = evaluator.evaluate(&query, &documents);
+            prop_assert!((0.0..=1.0).contains(&evaluation.score));
+            prop_assert_eq!(evaluation.document_scores.len(), documents.len());
+            for score in &evaluation.document_scores {
+                let score = score.unwrap();
+                prop_assert!((0.0..=1.0).contains(&score));
+            }
+            for criterion in &evaluation.criteria {
+                prop_assert!((0.0..=1.0).contains(&criterion.score));
+                prop_assert!(criterion.weight.is_finite() && criterion.weight >= 0.0);
+            }
+            if documents.is_empty() {
+                prop_assert_eq!(evaluation.verdict, Verdict::Incorrect);
+            }
+        }
+
+        #[test]
+        fn verdict_is_monotone_in_the_score(score in 0.0f32..=1.0) {
+            let verdict = evaluator().verdict(score);
+            let expected = if score > 0.75 {
+                Verdict::Correct
+            } else if score > 0.5 {
+                Verdict::Ambiguous
+            } else {
+                Verdict::Incorrect
+            };
+            prop_assert_eq!(verdict, expected);
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! Relevance evaluation of crag (pure): judges a retrieved result list as correct, ambiguous or
+//! incorrect, the decision Corrective RAG acts on.
+//!
+//! Two evaluators, both producing a [`crag_core::Evaluation`] with an aggregate score, one score
+//! per document and the reasons:
+//!
+//! - [`HeuristicEvaluator`], LLM-free (seed 000's `CRAGEvaluator`): keyword overlap 0.30,
+//!   semantic coherence 0.40, length adequacy 0.15 and source diversity 0.15, combined in a
+//!   weighted mean; `Correct` above 0.75, `Ambiguous` above 0.50, else `Incorrect`. Similarities
+//!   are mapped onto [0, 1] between [`SIMILARITY_FLOOR`] and [`SIMILARITY_CEILING`] first, so a
+//!   set of uniformly low similarities cannot pass as coherent.
+//! - [`LlmJudge`] (seed 001's `RelevanceEvaluator`): builds one batched prompt over the top 5
+//!   documents (800 characters each) asking for JSON scores 0-10, reads the answer with
+//!   [`parse_llm_scores`] and aggregates with rank weights `1 / (i + 1)`; `Correct` at or above
+//!   0.7, `Incorrect` at or below 0.3, in between `Ambiguous` when the scores' variance exceeds
+//!   0.1, else `Correct` above 0.5. An answer without a readable score is an error, never a
+//!   guessed verdict. The judge does no IO: the caller sends the prompt to its model.
+//!
+//! [`keywords`] exposes the keyword extraction both use. Nothing here performs IO or panics on
+//! any input.
+
+mod error;
+mod heuristic;
+mod llm;
+mod parse;
+mod stats;
+mod text;
+
+pub use error::{EvaluationError, Result};
+pub use heuristic::{HeuristicConfig, HeuristicEvaluator, SIMILARITY_CEILING, SIMILARITY_FLOOR};
+pub use llm::{LlmJudge, LlmJudgeConfig, LlmPrompt};
+pub use parse::{parse_llm_scores, ParsedScores};
+pub use text::keywords;

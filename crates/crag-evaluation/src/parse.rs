@@ -1,0 +1,766 @@
+//! Reading per-document scores out of a language model's answer (see [`parse_llm_scores`]).
+
+use serde_json::{Map, Value};
+
+use crate::error::{EvaluationError, Result};
+use crate::stats::char_prefix;
+
+/// Highest score of the scale the prompt asks for.
+const MAX_SCORE: f64 = 10.0;
+/// Bytes of the answer examined; judgements are a few hundred bytes.
+const MAX_SCAN_BYTES: usize = 64 * 1024;
+/// Embedded JSON parse attempts before giving up on prose.
+const MAX_PARSE_ATTEMPTS: usize = 256;
+/// Objects searched below the top level for a score list.
+const MAX_DEPTH: usize = 4;
+/// Characters of the answer quoted in an `Unparseable` error.
+const EXCERPT_CHARS: usize = 160;
+
+const LIST_KEYS: &[&str] = &[
+    "scores",
+    "evaluations",
+    "documents",
+    "results",
+    "ratings",
+    "judgements",
+    "judgments",
+    "relevance_scores",
+];
+const SCORE_KEYS: &[&str] = &["score", "relevance_score", "relevance", "rating"];
+const INDEX_KEYS: &[&str] = &[
+    "document",
+    "doc",
+    "index",
+    "document_index",
+    "doc_index",
+    "id",
+    "document_id",
+    "doc_id",
+    "idx",
+    "number",
+];
+const REASON_KEYS: &[&str] = &["reasoning", "reason", "explanation", "rationale", "summary"];
+
+/// Per-document scores read from a language model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedScores {
+    /// One entry per expected document, on the 0-10 scale (clamped into it); `None` where the
+    /// answer gives no usable score.
+    pub scores: Vec<Option<f32>>,
+    /// The answer's overall reasoning, or else its per-document reasons joined.
+    pub reasoning: Option<String>,
+    /// Problems met: missing, duplicate, out-of-range or unreadable entries.
+    pub issues: Vec<String>,
+}
+
+/// Reads the scores of `expected` documents (numbered from 1 in the prompt) from `answer`.
+///
+/// Only JSON is read: free text never yields a score or a verdict (a `"no" in answer` test
+/// would turn "No, I cannot help" into a judgement). Where the JSON may sit:
+///
+/// 1. the whole answer;
+/// 2. a fenced block (```` ```json ... ``` ```` or a bare fence);
+/// 3. JSON objects embedded in prose (arrays only count in cases 1 and 2, so prose such as
+///    `see [1]` is never read as a score);
+/// 4. as a last resort, per-document objects such as `{"document": 2, "score": 3}` read one by
+///    one, which recovers an answer cut short by the token limit.
+///
+/// Shapes: an object with a list under `scores`, `evaluations`, `documents`, `results`,
+/// `ratings`, `judgements`/`judgments` or `relevance_scores` (searched up to four objects deep),
+/// a bare array, or, for a single document, an object with a score field. List items are numbers,
+/// numeric strings (`"7"`, `"7/10"`) or objects with a score field (`score`, `relevance_score`,
+/// `relevance`, `rating`), an optional index field (`document`, `doc`, `index`,
+/// `document_index`, `doc_index`, `id`, `document_id`, `doc_id`, `idx`, `number`; numbers or
+/// strings such as `"Document 2"`) and an optional `reason`. A list may also be a map from index
+/// to score (`{"1": 7, "2": 3}`). Field names match case-insensitively.
+///
+/// Indices: the prompt numbers documents from 1 and asks for those numbers. Explicit indices are
+/// read as 1-based unless one of them is 0, in which case all are read as 0-based (reported in
+/// the issues). Items without an index take their position in the list.
+///
+/// Scores are on a 0-10 scale: values outside are clamped and reported; NaN, infinities and
+/// non-numeric values are rejected and reported; documents without a score are reported one by
+/// one. When no score at all can be matched to a document, the result is
+/// [`EvaluationError::Unparseable`].
+///
+/// With `expected == 0` there is nothing to read and the result is empty.
+pub fn parse_llm_scores(answer: &str, expected: usize) -> Result<ParsedScores> {
+    if expected == 0 {
+        return Ok(ParsedScores {
+            scores: Vec::new(),
+            reasoning: None,
+            issues: vec!["no documents were expected; the answer was not read".into()],
+        });
+    }
+    let text = byte_prefix(answer.trim(), MAX_SCAN_BYTES);
+    let mut found_entries = false;
+    let mut accept = |judgement: Judgement| {
+        found_entries |= !judgement.entries.is_empty();
+        judgement.into_scores(expected)
+    };
+
+    let mut candidates: Vec<&str> = vec![text];
+    candidates.extend(fenced_blocks(text));
+    for candidate in candidates {
+        if let Ok(value) = serde_json::from_str::<Value>(candidate.trim()) {
+            if let Some(parsed) = whole_judgement(&value).and_then(&mut accept) {
+                return Ok(parsed);
+            }
+        }
+    }
+
+    let objects = embedded_objects(text);
+    for object in &objects {
+        if let Some(parsed) = find_list(object, 0).and_then(&mut accept) {
+            return Ok(parsed);
+        }
+    }
+    let fragments: Vec<&Map<String, Value>> = objects
+        .iter()
+        .filter_map(Value::as_object)
+        .filter(|map| field(map, SCORE_KEYS).is_some())
+        .collect();
+    if !fragments.is_empty() {
+        let entries: Vec<Entry> = fragments
+            .iter()
+            .map(|map| entry_from_object(map, None))
+            .collect();
+        let reasoning = fragments
+            .iter()
+            .find_map(|map| reason_of(map))
+            .filter(|_| fragments.len() == 1)
+            .or_else(|| joined_reasons(&entries));
+        let note = (fragments.len() > 1).then(|| {
+            format!(
+                "the answer is not one complete JSON value; scores read from {} separate objects",
+                fragments.len()
+            )
+        });
+        if let Some(parsed) = accept(Judgement {
+            entries,
+            reasoning,
+            note,
+        }) {
+            return Ok(parsed);
+        }
+    }
+
+    let message = if found_entries {
+        format!("no readable score in the answer matches one of the {expected} documents")
+    } else {
+        "no JSON with relevance scores found in the answer".to_owned()
+    };
+    Err(EvaluationError::Unparseable {
+        message,
+        excerpt: char_prefix(answer.trim(), EXCERPT_CHARS).0.to_owned(),
+    })
+}
+
+/// A score list found in the answer, before it is matched to documents.
+struct Judgement {
+    entries: Vec<Entry>,
+    reasoning: Option<String>,
+    note: Option<String>,
+}
+
+struct Entry {
+    index: Index,
+    score: Score,
+    reason: Option<String>,
+}
+
+enum Index {
+    Missing,
+    At(i64),
+    Unreadable,
+}
+
+enum Score {
+    Value(f64),
+    Unreadable(String),
+}
+
+impl Judgement {
+    /// Matches the entries to `expected` documents; `None` when no score lands on a document.
+    fn into_scores(self, expected: usize) -> Option<ParsedScores> {
+        let mut issues: Vec<String> = self.note.into_iter().collect();
+        let zero_based = self.entries.iter().any(|e| matches!(e.index, Index::At(0)));
+        if zero_based {
+            issues.push("the answer numbers documents from 0; indices read as 0-based".into());
+        }
+        let mut scores: Vec<Option<f32>> = vec![None; expected];
+        let mut beyond = Vec::new();
+        for (position, entry) in self.entries.iter().enumerate() {
+            let slot = match entry.index {
+                Index::At(i) if zero_based => i,
+                Index::At(i) => i.saturating_sub(1),
+                Index::Missing => i64::try_from(position).unwrap_or(i64::MAX),
+                Index::Unreadable => {
+                    issues.push(format!(
+                        "entry {}: unreadable document index; ignored",
+                        position + 1
+                    ));
+                    continue;
+                }
+            };
+            let Some(slot) = usize::try_from(slot).ok().filter(|&s| s < expected) else {
+                beyond.push(slot.saturating_add(1).to_string());
+                continue;
+            };
+            let document = slot + 1;
+            let value = match &entry.score {
+                Score::Value(v) => *v,
+                Score::Unreadable(what) => {
+                    issues.push(format!("document {document}: unreadable score ({what})"));
+                    continue;
+                }
+            };
+            if scores[slot].is_some() {
+                issues.push(format!(
+                    "document {document}: scored more than once; first score kept"
+                ));
+                continue;
+            }
+            let clamped = value.clamp(0.0, MAX_SCORE);
+            if clamped != value {
+                issues.push(format!(
+                    "document {document}: score {value} outside 0-10; clamped to {clamped}"
+                ));
+            }
+            scores[slot] = Some(clamped as f32);
+        }
+        if !beyond.is_empty() {
+            issues.push(format!(
+                "entries for documents {} lie outside the {expected} judged documents; ignored",
+                beyond.join(", ")
+            ));
+        }
+        if scores.iter().all(Option::is_none) {
+            return None;
+        }
+        for (slot, score) in scores.iter().enumerate() {
+            if score.is_none() {
+                issues.push(format!("document {}: no score in the answer", slot + 1));
+            }
+        }
+        let read: Vec<f32> = scores.iter().flatten().copied().collect();
+        if read.iter().all(|&s| s <= 1.0) && read.iter().any(|s| s.fract() != 0.0) {
+            issues.push(
+                "every score is at most 1; if the model answered on a 0-1 scale, they are read \
+                 too low"
+                    .into(),
+            );
+        }
+        Some(ParsedScores {
+            scores,
+            reasoning: self.reasoning,
+            issues,
+        })
+    }
+}
+
+/// Reads a whole JSON value: a score list, an object holding one, or a single scored object.
+fn whole_judgement(value: &Value) -> Option<Judgement> {
+    match value {
+        Value::Array(_) => {
+            let entries = entries_from_list(value)?;
+            Some(Judgement {
+                reasoning: joined_reasons(&entries),
+                entries,
+                note: None,
+            })
+        }
+        Value::Object(map) => find_list(value, 0).or_else(|| {
+            field(map, SCORE_KEYS)?;
+            let entry = entry_from_object(map, None);
+            Some(Judgement {
+                reasoning: reason_of(map).or_else(|| entry.reason.clone()),
+                entries: vec![entry],
+                note: None,
+            })
+        }),
+        _ => None,
+    }
+}
+
+/// Finds a score list under a list key of `value` or of an object nested in it.
+fn find_list(value: &Value, depth: usize) -> Option<Judgement> {
+    let map = value.as_object()?;
+    for key in LIST_KEYS {
+        let Some(list) = get(map, key) else { continue };
+        if let Some(entries) = entries_from_list(list) {
+            return Some(Judgement {
+                reasoning: reason_of(map).or_else(|| joined_reasons(&entries)),
+                entries,
+                note: None,
+            });
+        }
+    }
+    if depth >= MAX_DEPTH {
+        return None;
+    }
+    map.values()
+        .filter(|inner| inner.is_object())
+        .find_map(|inner| find_list(inner, depth + 1))
+}
+
+fn entries_from_list(list: &Value) -> Option<Vec<Entry>> {
+    match list {
+        Value::Array(items) => Some(
+            items
+                .iter()
+                .map(|item| entry(item, Index::Missing))
+                .collect(),
+        ),
+        Value::Object(map) => Some(
+            map.iter()
+                .map(|(key, item)| entry(item, index_from_str(key)))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+fn entry(item: &Value, index: Index) -> Entry {
+    match item {
+        Value::Object(map) => entry_from_object(map, Some(index)),
+        other => Entry {
+            index,
+            score: read_score(other),
+            reason: None,
+        },
+    }
+}
+
+fn entry_from_object(map: &Map<String, Value>, key_index: Option<Index>) -> Entry {
+    let index = match field(map, INDEX_KEYS) {
+        Some(value) => read_index(value),
+        None => key_index.unwrap_or(Index::Missing),
+    };
+    let score = match field(map, SCORE_KEYS) {
+        Some(value) => read_score(value),
+        None => Score::Unreadable("no score field".into()),
+    };
+    Entry {
+        index,
+        score,
+        reason: field(map, REASON_KEYS).and_then(text_of),
+    }
+}
+
+fn read_score(value: &Value) -> Score {
+    let parsed = match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => parse_score_str(s),
+        Value::Null => return Score::Unreadable("null".into()),
+        Value::Bool(b) => return Score::Unreadable(format!("boolean {b}")),
+        Value::Array(_) => return Score::Unreadable("a list".into()),
+        Value::Object(_) => return Score::Unreadable("an object".into()),
+    };
+    match parsed {
+        Some(v) if v.is_finite() => Score::Value(v),
+        _ => Score::Unreadable(format!("{:?}", char_prefix(&value.to_string(), 40).0)),
+    }
+}
+
+fn parse_score_str(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let text = text
+        .strip_suffix("/10")
+        .or_else(|| text.strip_suffix("/ 10"))
+        .or_else(|| text.strip_suffix(" out of 10"))
+        .unwrap_or(text)
+        .trim();
+    text.parse::<f64>().ok()
+}
+
+fn read_index(value: &Value) -> Index {
+    match value {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                    .map(|f| f as i64)
+            })
+            .map_or(Index::Unreadable, Index::At),
+        Value::String(s) => index_from_str(s),
+        _ => Index::Unreadable,
+    }
+}
+
+/// Reads the last run of ASCII digits: `"2"`, `"Document 2"`, `"doc_2"`.
+fn index_from_str(text: &str) -> Index {
+    let end = match text.rfind(|c: char| c.is_ascii_digit()) {
+        Some(end) => end + 1,
+        None => return Index::Unreadable,
+    };
+    let start = text[..end]
+        .rfind(|c: char| !c.is_ascii_digit())
+        .map_or(0, |i| i + 1);
+    text[start..end]
+        .parse::<i64>()
+        .map_or(Index::Unreadable, Index::At)
+}
+
+fn get<'a>(map: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    map.get(name).or_else(|| {
+        map.iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value)
+    })
+}
+
+/// Returns the value of the first of `names` present in `map`.
+fn field<'a>(map: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
+    names.iter().find_map(|name| get(map, name))
+}
+
+fn text_of(value: &Value) -> Option<String> {
+    value
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+fn reason_of(map: &Map<String, Value>) -> Option<String> {
+    field(map, REASON_KEYS).and_then(text_of)
+}
+
+fn joined_reasons(entries: &[Entry]) -> Option<String> {
+    let reasons: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e.reason.as_deref())
+        .take(3)
+        .collect();
+    (!reasons.is_empty()).then(|| reasons.join("; "))
+}
+
+/// Returns the bodies of the fenced blocks of `text` (an unclosed fence runs to the end).
+fn fenced_blocks(text: &str) -> Vec<&str> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("```") {
+        let after = &rest[open + 3..];
+        let body_start = match after.find('\n') {
+            Some(newline) if !after[..newline].contains(['{', '[']) => newline + 1,
+            _ => 0,
+        };
+        let body = &after[body_start..];
+        match body.find("```") {
+            Some(close) => {
+                blocks.push(&body[..close]);
+                rest = &body[close + 3..];
+            }
+            None => {
+                blocks.push(body);
+                break;
+            }
+        }
+    }
+    blocks
+}
+
+/// Parses the JSON objects embedded in `text`, left to right, without overlap.
+fn embedded_objects(text: &str) -> Vec<Value> {
+    let mut objects = Vec::new();
+    let mut position = 0;
+    for _ in 0..MAX_PARSE_ATTEMPTS {
+        let Some(offset) = text[position..].find('{') else {
+            break;
+        };
+        let start = position + offset;
+        let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(value)) => {
+                objects.push(value);
+                position = start + stream.byte_offset().max(1);
+            }
+            _ => position = start + 1,
+        }
+        if position >= text.len() {
+            break;
+        }
+    }
+    objects
+}
+
+/// Returns at most `max` bytes of `text`, cut on a character boundary.
+fn byte_prefix(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn scores(answer: &str, expected: usize) -> Vec<Option<f32>> {
+        parse_llm_scores(answer, expected)
+            .unwrap_or_else(|e| panic!("{answer:?}: {e}"))
+            .scores
+    }
+
+    fn unparseable(answer: &str, expected: usize) -> bool {
+        matches!(
+            parse_llm_scores(answer, expected),
+            Err(EvaluationError::Unparseable { .. })
+        )
+    }
+
+    #[test]
+    fn reads_the_prompted_shape() {
+        let parsed = parse_llm_scores(
+            r#"{"scores": [{"document": 1, "score": 8}, {"document": 2, "score": 3}],
+                "reasoning": "The first answers it."}"#,
+            2,
+        )
+        .unwrap();
+        assert_eq!(parsed.scores, [Some(8.0), Some(3.0)]);
+        assert_eq!(parsed.reasoning.as_deref(), Some("The first answers it."));
+        assert!(parsed.issues.is_empty(), "{:?}", parsed.issues);
+    }
+
+    #[test]
+    fn reads_fenced_json_with_prose_around() {
+        let answer =
+            "Sure! Here is my evaluation:\n```json\n{\"scores\": [7, 3]}\n```\nHope it helps.";
+        assert_eq!(scores(answer, 2), [Some(7.0), Some(3.0)]);
+        let bare_fence = "```\n[5, 6]\n```";
+        assert_eq!(scores(bare_fence, 2), [Some(5.0), Some(6.0)]);
+    }
+
+    #[test]
+    fn reads_json_embedded_in_prose() {
+        let answer =
+            r#"After reading them, {"scores": [9, 1]} is my judgement. {"unrelated": true}"#;
+        assert_eq!(scores(answer, 2), [Some(9.0), Some(1.0)]);
+    }
+
+    #[test]
+    fn reads_the_seed_shape_and_other_list_keys() {
+        let seed = r#"{"evaluations": [{"score": 9, "reason": "Highly relevant"},
+                                       {"score": 8, "reason": "Very relevant"}]}"#;
+        let parsed = parse_llm_scores(seed, 2).unwrap();
+        assert_eq!(parsed.scores, [Some(9.0), Some(8.0)]);
+        assert_eq!(
+            parsed.reasoning.as_deref(),
+            Some("Highly relevant; Very relevant")
+        );
+        let documents = r#"{"documents": [{"id": 2, "score": 4}, {"id": 1, "score": 7}]}"#;
+        assert_eq!(scores(documents, 2), [Some(7.0), Some(4.0)]);
+        let nested = r#"{"result": {"Scores": [{"Document": "Document 1", "Relevance": "6"}]}}"#;
+        assert_eq!(scores(nested, 1), [Some(6.0)]);
+    }
+
+    #[test]
+    fn zero_based_indices_are_detected_and_reported() {
+        let parsed = parse_llm_scores(
+            r#"{"scores": [{"index": 0, "score": 7}, {"index": 1, "score": 2}]}"#,
+            2,
+        )
+        .unwrap();
+        assert_eq!(parsed.scores, [Some(7.0), Some(2.0)]);
+        assert!(parsed.issues.iter().any(|i| i.contains("0-based")));
+        let one_based = r#"{"scores": [{"index": 2, "score": 2}, {"index": 1, "score": 7}]}"#;
+        assert_eq!(scores(one_based, 2), [Some(7.0), Some(2.0)]);
+    }
+
+    #[test]
+    fn reads_maps_and_numeric_strings() {
+        assert_eq!(
+            scores(r#"{"scores": {"1": "8", "2": "3/10", "3": 4.5}}"#, 3),
+            [Some(8.0), Some(3.0), Some(4.5)]
+        );
+    }
+
+    #[test]
+    fn reads_a_single_scored_object() {
+        let parsed = parse_llm_scores(r#"{"score": 6, "reasoning": "Partly."}"#, 1).unwrap();
+        assert_eq!(parsed.scores, [Some(6.0)]);
+        assert_eq!(parsed.reasoning.as_deref(), Some("Partly."));
+    }
+
+    #[test]
+    fn missing_entries_are_reported_one_by_one() {
+        let parsed = parse_llm_scores(r#"{"scores": [{"document": 2, "score": 5}]}"#, 3).unwrap();
+        assert_eq!(parsed.scores, [None, Some(5.0), None]);
+        assert!(parsed
+            .issues
+            .iter()
+            .any(|i| i == "document 1: no score in the answer"));
+        assert!(parsed
+            .issues
+            .iter()
+            .any(|i| i == "document 3: no score in the answer"));
+    }
+
+    #[test]
+    fn out_of_range_and_invalid_values_are_reported() {
+        let parsed =
+            parse_llm_scores(r#"{"scores": [12, -1, "NaN", "high", null, 5, 5]}"#, 6).unwrap();
+        assert_eq!(
+            parsed.scores,
+            [Some(10.0), Some(0.0), None, None, None, Some(5.0)]
+        );
+        let issues = parsed.issues.join("\n");
+        assert!(
+            issues.contains("score 12 outside 0-10; clamped to 10"),
+            "{issues}"
+        );
+        assert!(
+            issues.contains("score -1 outside 0-10; clamped to 0"),
+            "{issues}"
+        );
+        assert!(issues.contains("document 3: unreadable score"), "{issues}");
+        assert!(issues.contains("document 4: unreadable score"), "{issues}");
+        assert!(issues.contains("documents 7 lie outside"), "{issues}");
+    }
+
+    #[test]
+    fn duplicates_keep_the_first_score() {
+        let parsed = parse_llm_scores(
+            r#"{"scores": [{"document": 1, "score": 8}, {"document": 1, "score": 2}]}"#,
+            1,
+        )
+        .unwrap();
+        assert_eq!(parsed.scores, [Some(8.0)]);
+        assert!(parsed.issues.iter().any(|i| i.contains("more than once")));
+    }
+
+    #[test]
+    fn truncated_answers_are_salvaged_from_complete_entries() {
+        let answer =
+            r#"{"scores": [{"document": 1, "score": 8}, {"document": 2, "score": 3}, {"docu"#;
+        let parsed = parse_llm_scores(answer, 3).unwrap();
+        assert_eq!(parsed.scores, [Some(8.0), Some(3.0), None]);
+        assert!(parsed.issues.iter().any(|i| i.contains("separate objects")));
+    }
+
+    #[test]
+    fn prose_is_never_read_as_a_verdict() {
+        assert!(unparseable("No, I cannot help with that.", 3));
+        assert!(unparseable("Yes.", 1));
+        assert!(unparseable(
+            "Document 1 is not relevant. Document 2 is relevant, I'd say 8/10.",
+            2
+        ));
+        assert!(unparseable(
+            "These documents are not relevant to the query.",
+            2
+        ));
+        assert!(unparseable("See [1] and [2] for details.", 2));
+        assert!(unparseable("", 1));
+        assert!(unparseable(r#"{"verdict": "no"}"#, 1));
+        assert!(unparseable(r#"{"scores": ["high", "low"]}"#, 2));
+        assert!(unparseable(
+            r#"{"scores": [{"document": 9, "score": 7}]}"#,
+            2
+        ));
+    }
+
+    #[test]
+    fn unparseable_carries_an_excerpt() {
+        let long = "No. ".repeat(200);
+        match parse_llm_scores(&long, 2) {
+            Err(EvaluationError::Unparseable { excerpt, message }) => {
+                assert_eq!(excerpt.chars().count(), EXCERPT_CHARS);
+                assert!(message.contains("no JSON"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_scale_mismatch_is_flagged() {
+        let parsed = parse_llm_scores(r#"{"scores": [0.9, 0.2]}"#, 2).unwrap();
+        assert!(parsed.issues.iter().any(|i| i.contains("0-1 scale")));
+    }
+
+    #[test]
+    fn nothing_expected_reads_nothing() {
+        let parsed = parse_llm_scores("garbage", 0).unwrap();
+        assert!(parsed.scores.is_empty());
+    }
+
+    #[test]
+    fn index_strings() {
+        assert!(matches!(index_from_str("Document 12"), Index::At(12)));
+        assert!(matches!(index_from_str("doc_3]"), Index::At(3)));
+        assert!(matches!(index_from_str("none"), Index::Unreadable));
+        assert!(matches!(
+            index_from_str("99999999999999999999999"),
+            Index::Unreadable
+        ));
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(answer in ".{0,300}", expected in 0usize..8) {
+            if let Ok(parsed) = parse_llm_scores(&answer, expected) {
+                prop_assert_eq!(parsed.scores.len(), expected);
+                for score in parsed.scores.iter().flatten() {
+                    prop_assert!((0.0..=10.0).contains(score));
+                }
+            }
+        }
+
+        #[test]
+        fn parse_never_panics_on_json_like_text(
+            parts in prop::collection::vec(
+                prop_oneof![
+                    Just("{".to_owned()), Just("}".to_owned()), Just("[".to_owned()),
+                    Just("]".to_owned()), Just("\"scores\":".to_owned()),
+                    Just("\"score\":".to_owned()), Just("\"document\":".to_owned()),
+                    Just(",".to_owned()), Just("```json\n".to_owned()), Just("```".to_owned()),
+                    "-?[0-9]{1,3}(\\.[0-9])?", "\"[a-z0-9 /]{0,6}\"", ".{0,4}",
+                ],
+                0..40,
+            ),
+            expected in 0usize..6,
+        ) {
+            let answer = parts.concat();
+            if let Ok(parsed) = parse_llm_scores(&answer, expected) {
+                prop_assert_eq!(parsed.scores.len(), expected);
+                for score in parsed.scores.iter().flatten() {
+                    prop_assert!((0.0..=10.0).contains(score));
+                }
+            }
+        }
+
+        #[test]
+        fn well_formed_answers_round_trip(
+            values in prop::collection::vec(prop::option::of(0u8..=10), 1..8),
+            fenced in any::<bool>(),
+        ) {
+            let entries: Vec<String> = values
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.map(|v| format!(r#"{{"document": {}, "score": {v}}}"#, i + 1)))
+                .collect();
+            let json = format!(r#"{{"scores": [{}], "reasoning": "ok"}}"#, entries.join(", "));
+            let answer = if fenced { format!("Here:\n```json\n{json}\n```") } else { json };
+            let result = parse_llm_scores(&answer, values.len());
+            if values.iter().all(Option::is_none) {
+                prop_assert!(result.is_err());
+            } else {
+                let parsed = result.unwrap();
+                let expected: Vec<Option<f32>> = values.iter().map(|v| v.map(f32::from)).collect();
+                prop_assert_eq!(parsed.scores, expected);
+                let missing = values.iter().filter(|v| v.is_none()).count();
+                prop_assert_eq!(
+                    parsed.issues.iter().filter(|i| i.ends_with("no score in the answer")).count(),
+                    missing
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Keyword extraction and light term normalisation.
+//!
+//! Tokens are maximal runs of alphanumeric characters (apostrophes are dropped, so `SpaceX's`
+//! is one token), lowercased. A keyword is a token that is not an English stop word and has at
+//! least three characters, or two when it holds a digit (`5g`, `h2`). Matching compares
+//! normalised terms: a light suffix stripper folds plurals and `-ing`/`-ed` forms
+//! (`vitamins` -> `vitamin`, `launched` -> `launch`, `updates` -> `updat`) on both sides, so it
+//! never needs to produce real words.
+
+use std::collections::HashSet;
+
+/// English stop words (the seed's list plus common function and question words), sorted for
+/// binary search.
+const STOP_WORDS: &[&str] = &[
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "and",
+    "any",
+    "are",
+    "aren",
+    "arent",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "can",
+    "cannot",
+    "cant",
+    "could",
+    "couldnt",
+    "describe",
+    "did",
+    "didnt",
+    "does",
+    "doesnt",
+    "doing",
+    "dont",
+    "down",
+    "during",
+    "each",
+    "explain",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "hasnt",
+    "have",
+    "havent",
+    "having",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "into",
+    "isnt",
+    "its",
+    "itself",
+    "just",
+    "may",
+    "might",
+    "more",
+    "most",
+    "must",
+    "myself",
+    "nor",
+    "not",
+    "now",
+    "off",
+    "once",
+    "only",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "same",
+    "shall",
+    "she",
+    "should",
+    "some",
+    "such",
+    "tell",
+    "than",
+    "that",
+    "thats",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "too",
+    "under",
+    "until",
+    "very",
+    "was",
+    "wasnt",
+    "were",
+    "werent",
+    "what",
+    "whats",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "wont",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+];
+
+/// Returns the keywords of `query`: lowercased tokens without stop words, deduplicated, in
+/// order of first appearance (surface forms, not normalised).
+pub fn keywords(query: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    tokens(query)
+        .filter(|token| is_keyword(token) && seen.insert(token.clone()))
+        .collect()
+}
+
+/// Returns the normalised keywords of `query`, deduplicated on the normalised form.
+pub(crate) fn query_terms(query: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    keywords(query)
+        .iter()
+        .map(|keyword| normalize(keyword))
+        .filter(|term| seen.insert(term.clone()))
+        .collect()
+}
+
+/// Returns, for each of `terms`, whether `text` contains it after normalisation.
+pub(crate) fn terms_found(terms: &[String], text: &str) -> Vec<bool> {
+    let mut found = vec![false; terms.len()];
+    if terms.is_empty() {
+        return found;
+    }
+    let wanted: HashSet<&str> = terms.iter().map(String::as_str).collect();
+    let mut remaining = wanted.len();
+    for token in tokens(text) {
+        let term = normalize(&token);
+        if !wanted.contains(term.as_str()) {
+            continue;
+        }
+        for (slot, candidate) in found.iter_mut().zip(terms) {
+            if !*slot && *candidate == term {
+                *slot = true;
+                remaining = remaining.saturating_sub(1);
+            }
+        }
+        if remaining == 0 {
+            break;
+        }
+    }
+    found
+}
+
+/// Estimates the token count of `text` as the seed does: whitespace words times 1.3.
+pub(crate) fn estimate_tokens(text: &str) -> f64 {
+    (text.split_whitespace().count() as f64 * 1.3).floor()
+}
+
+/// Splits `text` into lowercased alphanumeric tokens, dropping apostrophes.
+fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_alphanumeric() || is_apostrophe(c)))
+        .map(|raw| {
+            raw.chars()
+                .filter(|c| !is_apostrophe(*c))
+                .flat_map(char::to_lowercase)
+                .collect::<String>()
+        })
+        .filter(|token| !token.is_empty())
+}
+
+fn is_apostrophe(c: char) -> bool {
+    matches!(c, '\'' | '\u{2019}')
+}
+
+fn is_keyword(token: &str) -> bool {
+    let chars = token.chars().count();
+    let long_enough = chars >= 3 || (chars == 2 && token.chars().any(|c| c.is_ascii_digit()));
+    long_enough && STOP_WORDS.binary_search(&token).is_err()
+}
+
+/// Folds plurals, `-ing`, `-ed` and a final `e` so inflected forms of a word meet.
+fn normalize(token: &str) -> String {
+    let mut word = token.to_owned();
+    if word.chars().count() <= 3 {
+        return word;
+    }
+    if word.ends_with("ies") && word.chars().count() > 4 {
+        word.truncate(word.len() - 3);
+        word.push('y');
+    } else if word.ends_with("sses") {
+        word.truncate(word.len() - 2);
+    } else if word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+    {
+        word.truncate(word.len() - 1);
+    }
+    if word.ends_with("ing") && word.chars().count() >= 7 {
+        word.truncate(word.len() - 3);
+    } else if word.ends_with("ed") && word.chars().count() >= 6 {
+        word.truncate(word.len() - 2);
+    }
+    if word.ends_with('e') && word.chars().count() >= 5 {
+        word.truncate(word.len() - 1);
+    }
+    word
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_and_unique() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn keywords_drop_stop_words_and_keep_order() {
+        assert_eq!(
+            keywords("What are the latest SpaceX launch updates? SpaceX!"),
+            vec!["latest", "spacex", "launch", "updates"]
+        );
+        assert_eq!(
+            keywords("Python async patterns"),
+            ["python", "async", "patterns"]
+        );
+        assert_eq!(keywords("is it a 5G phone"), ["5g", "phone"]);
+        assert_eq!(keywords("SpaceX's rockets"), ["spacexs", "rockets"]);
+        assert!(keywords("how is it?").is_empty());
+        assert!(keywords("").is_empty());
+    }
+
+    #[test]
+    fn normalisation_folds_inflections() {
+        for (a, b) in [
+            ("vitamins", "vitamin"),
+            ("strategies", "strategy"),
+            ("launched", "launch"),
+            ("launching", "launch"),
+            ("updates", "update"),
+            ("updated", "update"),
+            ("databases", "database"),
+            ("spacexs", "spacex"),
+        ] {
+            assert_eq!(normalize(a), normalize(b), "{a} vs {b}");
+        }
+        assert_eq!(normalize("analysis"), "analysis");
+        assert_eq!(normalize("status"), "status");
+        assert_eq!(normalize("process"), "process");
+        assert_eq!(normalize("string"), "string");
+        assert_ne!(normalize("cat"), normalize("education"));
+    }
+
+    #[test]
+    fn terms_found_matches_whole_normalised_tokens() {
+        let terms = query_terms("vitamins immune cats");
+        let found = terms_found(
+            &terms,
+            "Vitamin D supports the immune system; education matters.",
+        );
+        assert_eq!(found, [true, true, false]);
+    }
+
+    #[test]
+    fn query_terms_dedupe_on_normalised_form() {
+        assert_eq!(query_terms("vitamin vitamins"), ["vitamin"]);
+    }
+
+    #[test]
+    fn token_estimate_follows_the_seed() {
+        assert_eq!(
+            estimate_tokens("one two three four five six seven eight nine ten"),
+            13.0
+        );
+        assert_eq!(estimate_tokens("   "), 0.0);
+    }
+}

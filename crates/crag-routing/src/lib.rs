@@ -1,0 +1,35 @@
+//! Query routing of crag (pure): decides before retrieval whether a query needs no
+//! retrieval, a single retrieval, or several (multi-step), the adaptive routing of seed 003
+//! ("skip retrieval when unnecessary", ~30% of queries in its estimate).
+//!
+//! [`QueryRouter::classify`] applies rules, first match wins:
+//!
+//! - [`Route::NoRetrieval`]: small talk, when the whole query is greetings, thanks,
+//!   farewells, "how are you", "ok" and the like ("hi", "thank you so much", "good
+//!   morning"), and pure arithmetic ("2 + 2", "what is 12*7?"). It is conservative: "hello
+//!   world program in rust" or "thanks to CRISPR, ..." are not small talk, and "what is
+//!   2 + 2 in binary" is not pure arithmetic.
+//! - [`Route::MultiStep`]: enumerations, several questions, comparisons or analyses of
+//!   several items ("compare A and B", "difference between A and B", "A vs B"), clauses
+//!   joined by "and how/why/what ...", and long queries (seed 003: more than 30 words) of
+//!   several sentences. The decision carries the parts as sub-queries (2 to
+//!   [`RouterConfig::max_sub_queries`], default 4), made to stand alone: compared items
+//!   share their context ("A and B for C" gives "A for C" and "B for C") and "it"/"they"
+//!   take the subject of the first question.
+//! - [`Route::Single`]: everything else.
+//!
+//! Seed 003's fourth strategy, knowledge-graph retrieval, has no counterpart in crag.
+//! No IO, no async, no model; `classify` never panics.
+
+mod arithmetic;
+mod compare;
+mod config;
+mod decompose;
+mod route;
+mod router;
+mod small_talk;
+mod words;
+
+pub use config::RouterConfig;
+pub use route::{Route, RoutingDecision};
+pub use router::QueryRouter;

@@ -1,0 +1,52 @@
+//! Web search adapters of crag: the [`WebSearch`](crag_ports::WebSearch) port over a SearXNG
+//! instance's JSON API and over DuckDuckGo's HTML endpoint.
+//!
+//! The engine calls web search as its corrective fallback when local retrieval is judged
+//! irrelevant; a deployment picks one provider and holds it as `Arc<dyn WebSearch>`.
+//!
+//! # Providers
+//!
+//! - [`SearxngSearch`] (`searxng`): `GET {base_url}/search?q=..&format=json`, plus
+//!   `categories` and `language` when configured. The instance must allow the `json` format
+//!   (`search.formats` in its `settings.yml`), otherwise it answers 403. The base URL may carry
+//!   a path prefix (`http://host/searx/`).
+//! - [`DuckDuckGoSearch`] (`duckduckgo`): `POST` of the form `q=..` (and `kl=<region>`) to
+//!   `https://html.duckduckgo.com/html/`, whose result page is scraped: the title of
+//!   `a.result__a`, its link (DuckDuckGo's `//duckduckgo.com/l/?uddg=<url>` redirects are
+//!   unwrapped) and `.result__snippet`. Ads (`.result--ad`) are skipped. Scraping is brittle by
+//!   nature and DuckDuckGo rate-limits automated clients: prefer SearXNG in production.
+//!
+//! # Defaults
+//!
+//! Both time out after 5 s ([`DEFAULT_TIMEOUT`]); the timeout bounds the whole request
+//! (connecting, sending, reading the answer). Answers above 4 MiB are refused.
+//!
+//! # Results
+//!
+//! At most `limit` results, in the provider's order. Titles and snippets are trimmed and their
+//! whitespace collapsed (SearXNG's also lose any HTML markup); URLs are parsed and normalised.
+//! Results without an `http`/`https` URL are skipped and repeated URLs keep their first
+//! occurrence. A search without hits is `Ok(vec![])`.
+//!
+//! # Errors
+//!
+//! Every failure is a [`PortError`](crag_ports::PortError) whose kind the engine branches on:
+//!
+//! | Cause | Kind |
+//! |---|---|
+//! | empty query, `limit` 0; bad configuration in `new` | `InvalidInput` |
+//! | no answer within the timeout | `Timeout` |
+//! | connection refused or reset, DNS failure, HTTP 429, 5xx or any other non-2xx status, DuckDuckGo's bot challenge ("duckduckgo blocked the request") | `Unavailable` |
+//! | body not JSON or without a `results` list (SearXNG), unrecognised page (DuckDuckGo), answer too large | `Internal` |
+//!
+//! Messages are short and never contain the answer's body or the query. Each search is logged
+//! with `tracing`: `debug` with provider, latency and result count, `warn` on failure.
+
+mod duckduckgo;
+mod http;
+mod searxng;
+mod text;
+
+pub use duckduckgo::{DuckDuckGoConfig, DuckDuckGoSearch, DEFAULT_DUCKDUCKGO_URL};
+pub use http::{DEFAULT_TIMEOUT, DEFAULT_USER_AGENT};
+pub use searxng::{SearxngConfig, SearxngSearch};
