@@ -470,3 +470,38 @@ async fn custom_synonyms_drive_expansion() {
     assert!(q.contains("borrowing") && q.contains("lifetimes"), "{q}");
     assert!(!q.contains("moves"), "at most 2 synonyms per term: {q}");
 }
+
+#[tokio::test]
+async fn llm_evaluator_judges_with_the_model_and_never_guesses() {
+    use crag_engine::LlmRelevance;
+    use crag_evaluation::LlmJudgeConfig;
+
+    let llm = Arc::new(ScriptedLanguageModel::new([
+        Ok("```json\n{\"scores\": [{\"document\": 1, \"score\": 9}, {\"document\": 2, \"score\": 8}], \"reasoning\": \"on topic\"}\n```".to_owned()),
+        Ok("No, I cannot help with that, the documents are not relevant.".to_owned()),
+    ]));
+    let mut parts = CragComponents::heuristic(CragConfig::default()).unwrap();
+    parts.evaluator = Arc::new(LlmRelevance::new(llm.clone(), LlmJudgeConfig::default()).unwrap());
+    let e = engine().await.with_crag(parts).unwrap();
+
+    let o = e.query(&request("Rust ownership", 2)).await.unwrap();
+    assert_eq!(o.verdict(), Some(Verdict::Correct), "{:?}", o.evaluation);
+    assert_eq!(o.evaluator.as_deref(), Some("llm"));
+    let ev = o.evaluation.as_ref().unwrap();
+    assert_eq!(ev.document_scores, vec![Some(0.9), Some(0.8)]);
+    let prompt = &llm.requests()[0];
+    assert_eq!(prompt.temperature, 0.0);
+    assert!(prompt
+        .messages
+        .iter()
+        .any(|m| m.content.contains("Rust ownership")));
+
+    // Prose without scores is not a verdict: the evaluator fails, fail-open keeps the results.
+    let o = e.query(&request("Rust ownership", 2)).await.unwrap();
+    assert_eq!(o.verdict(), None);
+    assert!(
+        o.warnings.iter().any(|w| w.contains("could not be parsed")),
+        "{:?}",
+        o.warnings
+    );
+}
