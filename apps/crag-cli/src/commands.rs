@@ -33,7 +33,7 @@ impl Context {
             .unwrap_or_else(|| self.data_dir.join("vectors").to_string_lossy().into_owned())
     }
 
-    async fn engine(&self, config: EngineConfig) -> Result<Engine> {
+    pub(crate) async fn engine(&self, config: EngineConfig) -> Result<Engine> {
         let assets_dir = self.assets_dir.clone().unwrap_or_else(default_assets_dir);
         let assets = EmbedderAssets::from_manifest(&assets_dir)?;
         let embedder =
@@ -259,7 +259,7 @@ fn ensure_index(data_dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn dir_size(dir: &Path) -> u64 {
+pub(crate) fn dir_size(dir: &Path) -> u64 {
     walkdir_size(dir).unwrap_or(0)
 }
 
@@ -278,13 +278,13 @@ fn walkdir_size(dir: &Path) -> std::io::Result<u64> {
 }
 
 /// Progress bar on stderr; hidden when stderr is not a terminal or JSON is asked for.
-struct Bar {
+pub(crate) struct Bar {
     bar: ProgressBar,
     chunks: AtomicUsize,
 }
 
 impl Bar {
-    fn new(quiet: bool) -> Self {
+    pub(crate) fn new(quiet: bool) -> Self {
         let bar = if quiet {
             ProgressBar::hidden()
         } else {

@@ -2,6 +2,7 @@
 
 mod commands;
 mod config;
+mod eval;
 mod output;
 
 use std::path::PathBuf;
@@ -37,6 +38,8 @@ enum Command {
     Query(commands::QueryArgs),
     /// Show what the indexes hold.
     Stats(commands::StatsArgs),
+    /// Measure retrieval quality, latency and the evaluator on a BEIR collection.
+    Eval(eval::EvalArgs),
 }
 
 #[tokio::main]
@@ -59,6 +62,7 @@ async fn main() -> ExitCode {
         Command::Ingest(args) => commands::ingest(&ctx, args).await,
         Command::Query(args) => commands::query(&ctx, args).await,
         Command::Stats(args) => commands::stats(&ctx, args).await,
+        Command::Eval(args) => eval::eval(&ctx, args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

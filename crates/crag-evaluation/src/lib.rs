@@ -16,11 +16,16 @@
 //!   0.1, else `Correct` above 0.5. An answer without a readable score is an error, never a
 //!   guessed verdict. The judge does no IO: the caller sends the prompt to its model.
 //!
+//! [`ir`] holds the offline metrics `crag eval` reports: [`ndcg_at_k`], [`recall_at_k`] and
+//! [`mrr_at_k`] against graded [`Judgements`] (linear gain, as pytrec_eval / BEIR), [`auroc`] of
+//! verdict scores and nearest-rank [`percentile`]s.
+//!
 //! [`keywords`] exposes the keyword extraction both use. Nothing here performs IO or panics on
 //! any input.
 
 mod error;
 mod heuristic;
+pub mod ir;
 mod llm;
 mod parse;
 mod stats;
@@ -28,6 +33,7 @@ mod text;
 
 pub use error::{EvaluationError, Result};
 pub use heuristic::{HeuristicConfig, HeuristicEvaluator, SIMILARITY_CEILING, SIMILARITY_FLOOR};
+pub use ir::{auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
 pub use llm::{LlmJudge, LlmJudgeConfig, LlmPrompt};
 pub use parse::{parse_llm_scores, ParsedScores};
 pub use text::keywords;

@@ -23,7 +23,16 @@ pub fn default_assets_dir() -> PathBuf {
 struct Manifest {
     onnxruntime_lib: PathBuf,
     embedder: ManifestEmbedder,
+    /// Absent from manifests written before the reranker existed.
+    #[serde(default)]
+    tiny_cross_encoder: Option<ManifestCrossEncoder>,
     sha256: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ManifestCrossEncoder {
+    model: PathBuf,
+    tokenizer: PathBuf,
 }
 
 #[derive(Debug, Deserialize)]
@@ -53,23 +62,7 @@ pub struct EmbedderAssets {
 impl EmbedderAssets {
     /// Reads `manifest.json` in `dir` and verifies every file it names against its SHA-256.
     pub fn from_manifest(dir: &Path) -> Result<Self> {
-        let manifest_path = dir.join("manifest.json");
-        if !manifest_path.is_file() {
-            return Err(OnnxError::MissingAsset {
-                what: "asset manifest",
-                path: manifest_path,
-                command: crate::SETUP_COMMAND,
-            });
-        }
-        let raw = std::fs::read(&manifest_path).map_err(|source| OnnxError::Io {
-            path: manifest_path.clone(),
-            source,
-        })?;
-        let manifest: Manifest =
-            serde_json::from_slice(&raw).map_err(|e| OnnxError::InvalidAsset {
-                path: manifest_path.clone(),
-                reason: e.to_string(),
-            })?;
+        let (manifest_path, manifest) = read_manifest(dir)?;
         let assets = Self {
             runtime_library: manifest.onnxruntime_lib,
             model: manifest.embedder.model,
@@ -77,31 +70,112 @@ impl EmbedderAssets {
             dimension: manifest.embedder.dimension,
             max_length: manifest.embedder.max_length,
         };
-        for (what, path) in [
-            ("onnx runtime library", &assets.runtime_library),
-            ("embedding model", &assets.model),
-            ("tokenizer", &assets.tokenizer),
-        ] {
-            if !path.is_file() {
-                return Err(OnnxError::MissingAsset {
-                    what,
-                    path: path.clone(),
-                    command: crate::SETUP_COMMAND,
-                });
-            }
-            let expected = manifest
-                .sha256
-                .iter()
-                .find(|(rel, _)| dir.join(rel) == *path)
-                .map(|(_, sum)| sum.clone())
-                .ok_or_else(|| OnnxError::InvalidAsset {
-                    path: manifest_path.clone(),
-                    reason: format!("no checksum for {}", path.display()),
-                })?;
-            verify_sha256(path, &expected)?;
-        }
+        verify_listed(
+            dir,
+            &manifest_path,
+            &manifest.sha256,
+            &[
+                ("onnx runtime library", &assets.runtime_library),
+                ("embedding model", &assets.model),
+                ("tokenizer", &assets.tokenizer),
+            ],
+        )?;
         Ok(assets)
     }
+}
+
+/// Files a cross-encoder reranker needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrossEncoderAssets {
+    /// `libonnxruntime.so`.
+    pub runtime_library: PathBuf,
+    /// The ONNX model (inputs `input_ids`, `attention_mask`, `token_type_ids`; output `logits`
+    /// of shape `[batch, 1]`).
+    pub model: PathBuf,
+    /// `tokenizer.json` of the model.
+    pub tokenizer: PathBuf,
+}
+
+impl CrossEncoderAssets {
+    /// Locates the project's tiny random-weight test cross-encoder through `manifest.json` in
+    /// `dir` and verifies its files against their SHA-256.
+    ///
+    /// Returns `None` when `dir` has no manifest or the manifest names no such model (assets set
+    /// up before it existed); `bash scripts/setup-assets.sh` builds it.
+    pub fn tiny_from_manifest(dir: &Path) -> Result<Option<Self>> {
+        if !dir.join("manifest.json").is_file() {
+            return Ok(None);
+        }
+        let (manifest_path, manifest) = read_manifest(dir)?;
+        let Some(tiny) = manifest.tiny_cross_encoder else {
+            return Ok(None);
+        };
+        let assets = Self {
+            runtime_library: manifest.onnxruntime_lib,
+            model: tiny.model,
+            tokenizer: tiny.tokenizer,
+        };
+        verify_listed(
+            dir,
+            &manifest_path,
+            &manifest.sha256,
+            &[
+                ("onnx runtime library", &assets.runtime_library),
+                ("tiny cross-encoder model", &assets.model),
+                ("tokenizer", &assets.tokenizer),
+            ],
+        )?;
+        Ok(Some(assets))
+    }
+}
+
+fn read_manifest(dir: &Path) -> Result<(PathBuf, Manifest)> {
+    let manifest_path = dir.join("manifest.json");
+    if !manifest_path.is_file() {
+        return Err(OnnxError::MissingAsset {
+            what: "asset manifest",
+            path: manifest_path,
+            command: crate::SETUP_COMMAND,
+        });
+    }
+    let raw = std::fs::read(&manifest_path).map_err(|source| OnnxError::Io {
+        path: manifest_path.clone(),
+        source,
+    })?;
+    let manifest = serde_json::from_slice(&raw).map_err(|e| OnnxError::InvalidAsset {
+        path: manifest_path.clone(),
+        reason: e.to_string(),
+    })?;
+    Ok((manifest_path, manifest))
+}
+
+/// Checks that every file exists and matches the checksum `sums` holds for it (keyed by its
+/// path relative to `dir`).
+fn verify_listed(
+    dir: &Path,
+    manifest_path: &Path,
+    sums: &BTreeMap<String, String>,
+    files: &[(&'static str, &PathBuf)],
+) -> Result<()> {
+    for &(what, path) in files {
+        if !path.is_file() {
+            return Err(OnnxError::MissingAsset {
+                what,
+                path: path.clone(),
+                command: crate::SETUP_COMMAND,
+            });
+        }
+        let expected = sums
+            .iter()
+            .find(|(rel, _)| dir.join(rel) == *path)
+            .map(|(_, sum)| sum.as_str())
+            .ok_or_else(|| OnnxError::InvalidAsset {
+                path: manifest_path.to_path_buf(),
+                reason: format!("no checksum for {}", path.display()),
+            })?;
+        verify_sha256(path, expected)?;
+    }
+    Ok(())
 }
 
 fn verify_sha256(path: &Path, expected: &str) -> Result<()> {

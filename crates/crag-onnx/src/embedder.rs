@@ -1,17 +1,14 @@
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use crag_ports::{Embedder, PortError, PortResult};
-use ndarray::Array2;
-use ort::session::builder::GraphOptimizationLevel;
-use ort::session::Session;
-use ort::value::TensorRef;
-use tokenizers::{Tokenizer, TruncationParams};
+use ndarray::ArrayD;
+use tokenizers::Tokenizer;
 
 use crate::assets::EmbedderAssets;
+use crate::bert::{load_tokenizer, off_runtime, truncating_at, BertInputs, BertModel};
 use crate::error::{OnnxError, Result};
-use crate::runtime::ensure_runtime;
 
 /// Settings of the ONNX sentence embedder.
 #[derive(Debug, Clone)]
@@ -47,7 +44,7 @@ pub struct OnnxEmbedder {
 }
 
 struct Inner {
-    session: Mutex<Session>,
+    model: BertModel,
     /// Truncates at `max_length`, no padding: what the model sees.
     model_tokenizer: Tokenizer,
     /// No truncation, no padding: token spans over whole documents.
@@ -55,7 +52,6 @@ struct Inner {
     model_id: String,
     dimension: usize,
     max_length: usize,
-    batch_size: usize,
 }
 
 impl std::fmt::Debug for OnnxEmbedder {
@@ -72,47 +68,22 @@ impl OnnxEmbedder {
     /// Loads the runtime, the tokenizer and the model.
     pub fn new(config: OnnxEmbedderConfig) -> Result<Self> {
         let assets = &config.assets;
-        let environment = ensure_runtime(&assets.runtime_library)?;
-        let mut span_tokenizer =
-            Tokenizer::from_file(&assets.tokenizer).map_err(|e| OnnxError::InvalidAsset {
-                path: assets.tokenizer.clone(),
-                reason: e.to_string(),
-            })?;
-        // The shipped tokenizer.json pads to 128 and truncates at 128: undo both.
-        span_tokenizer.with_padding(None);
-        span_tokenizer
-            .with_truncation(None)
-            .map_err(|e| OnnxError::Tokenizer(e.to_string()))?;
-        let mut model_tokenizer = span_tokenizer.clone();
-        model_tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: assets.max_length,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| OnnxError::Tokenizer(e.to_string()))?;
-
-        let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
-        let mut builder = Session::builder(environment)
-            .map_err(runtime)?
-            .with_optimization_level(GraphOptimizationLevel::Level3)
-            .map_err(|e| OnnxError::Runtime(e.to_string()))?;
-        if config.threads > 0 {
-            builder = builder
-                .with_intra_threads(config.threads)
-                .map_err(|e| OnnxError::Runtime(e.to_string()))?;
-        }
-        let session = builder.commit_from_file(&assets.model).map_err(|e| {
-            OnnxError::Runtime(format!("failed to load {}: {e}", assets.model.display()))
-        })?;
+        let span_tokenizer = load_tokenizer(&assets.tokenizer)?;
+        let model_tokenizer = truncating_at(&span_tokenizer, assets.max_length)?;
+        let model = BertModel::load(
+            &assets.runtime_library,
+            &assets.model,
+            config.threads,
+            config.batch_size,
+        )?;
         Ok(Self {
             inner: Arc::new(Inner {
-                session: Mutex::new(session),
+                model,
                 model_tokenizer,
                 span_tokenizer,
                 model_id: config.model_id,
                 dimension: assets.dimension,
                 max_length: assets.max_length,
-                batch_size: config.batch_size.max(1),
             }),
         })
     }
@@ -125,56 +96,19 @@ impl Inner {
             .model_tokenizer
             .encode_batch(texts.iter().map(String::as_str).collect::<Vec<_>>(), true)
             .map_err(|e| OnnxError::Tokenizer(e.to_string()))?;
-        // Sorting by length keeps padding, hence wasted compute, small.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| encodings[i].get_ids().len());
         let mut out = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(self.batch_size) {
-            let seq = batch
-                .iter()
-                .map(|&i| encodings[i].get_ids().len())
-                .max()
-                .unwrap_or(0)
-                .max(1);
-            let mut ids = Array2::<i64>::zeros((batch.len(), seq));
-            let mut mask = Array2::<i64>::zeros((batch.len(), seq));
-            let types = Array2::<i64>::zeros((batch.len(), seq));
-            for (row, &i) in batch.iter().enumerate() {
-                for (col, &id) in encodings[i].get_ids().iter().enumerate() {
-                    ids[[row, col]] = i64::from(id);
-                    mask[[row, col]] = 1;
+        self.model
+            .run_batches(&encodings, "last_hidden_state", |rows, inputs, hidden| {
+                for (pooled, &i) in self.pool(&hidden, inputs)?.into_iter().zip(rows) {
+                    out[i] = pooled;
                 }
-            }
-            let pooled = self.run(&ids, &mask, &types)?;
-            for (row, &i) in batch.iter().enumerate() {
-                out[i] = pooled[row].clone();
-            }
-        }
+                Ok(())
+            })?;
         Ok(out)
     }
 
-    fn run(
-        &self,
-        ids: &Array2<i64>,
-        mask: &Array2<i64>,
-        types: &Array2<i64>,
-    ) -> Result<Vec<Vec<f32>>> {
-        let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
-        let inputs = ort::inputs![
-            "input_ids" => TensorRef::from_array_view(ids.view()).map_err(runtime)?,
-            "attention_mask" => TensorRef::from_array_view(mask.view()).map_err(runtime)?,
-            "token_type_ids" => TensorRef::from_array_view(types.view()).map_err(runtime)?,
-        ];
-        let mut session = self
-            .session
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let outputs = session.run(inputs).map_err(runtime)?;
-        let hidden = outputs
-            .get("last_hidden_state")
-            .ok_or_else(|| OnnxError::Runtime("model has no output last_hidden_state".into()))?
-            .try_extract_array::<f32>()
-            .map_err(runtime)?;
+    /// Mean-pools `hidden` over the attention mask and L2-normalises each row.
+    fn pool(&self, hidden: &ArrayD<f32>, inputs: &BertInputs) -> Result<Vec<Vec<f32>>> {
         let shape = hidden.shape();
         if shape.len() != 3 || shape[2] != self.dimension {
             return Err(OnnxError::Runtime(format!(
@@ -182,6 +116,7 @@ impl Inner {
                 self.dimension
             )));
         }
+        let mask = &inputs.mask;
         let (batch, seq) = (shape[0], shape[1]);
         let mut pooled = Vec::with_capacity(batch);
         for b in 0..batch {
@@ -240,9 +175,6 @@ impl Embedder for OnnxEmbedder {
         }
         let inner = Arc::clone(&self.inner);
         let texts = texts.to_vec();
-        tokio::task::spawn_blocking(move || inner.embed_blocking(&texts))
-            .await
-            .map_err(|e| PortError::internal("embedding task failed", e))?
-            .map_err(PortError::from)
+        off_runtime("embedding", move || inner.embed_blocking(&texts)).await
     }
 }

@@ -37,6 +37,9 @@ pub enum OnnxError {
         /// Why it was rejected.
         reason: String,
     },
+    /// The adapter's configuration cannot work, e.g. a batch size of 0.
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
     /// ONNX Runtime failed to load or run.
     #[error("onnx runtime: {0}")]
     Runtime(String),
@@ -61,6 +64,7 @@ impl From<OnnxError> for PortError {
             | OnnxError::Checksum { .. }
             | OnnxError::InvalidAsset { .. }
             | OnnxError::Io { .. } => ErrorKind::Unavailable,
+            OnnxError::InvalidConfig(_) => ErrorKind::InvalidInput,
             OnnxError::Runtime(_) | OnnxError::Tokenizer(_) => ErrorKind::Internal,
         };
         PortError::with_source(kind, err.to_string(), err)

@@ -403,3 +403,49 @@ impl crate::LanguageModel for ScriptedLanguageModel {
         }
     }
 }
+
+/// Reranker scoring a passage by the share of the query's distinct words it contains.
+///
+/// The logit runs from -4 (no query word) to 4 (every query word). Counts the passages scored.
+#[derive(Debug, Default)]
+pub struct TermOverlapReranker {
+    passages_scored: AtomicUsize,
+}
+
+impl TermOverlapReranker {
+    /// Returns how many passages were scored so far.
+    pub fn passages_scored(&self) -> usize {
+        self.passages_scored.load(Ordering::Relaxed)
+    }
+}
+
+#[async_trait]
+impl crate::Reranker for TermOverlapReranker {
+    fn model_id(&self) -> &str {
+        "term-overlap"
+    }
+
+    async fn rerank(
+        &self,
+        query: &str,
+        passages: &[String],
+    ) -> PortResult<Vec<crate::RerankScore>> {
+        if query.trim().is_empty() {
+            return Err(PortError::invalid_input("query is empty"));
+        }
+        let terms: std::collections::BTreeSet<String> = words(query).map(|(_, w)| w).collect();
+        self.passages_scored
+            .fetch_add(passages.len(), Ordering::Relaxed);
+        Ok(passages
+            .iter()
+            .map(|passage| {
+                let present: std::collections::BTreeSet<String> = words(passage)
+                    .map(|(_, w)| w)
+                    .filter(|w| terms.contains(w))
+                    .collect();
+                let share = present.len() as f32 / terms.len().max(1) as f32;
+                crate::RerankScore::from_logit(8.0 * share - 4.0)
+            })
+            .collect())
+    }
+}

@@ -8,6 +8,7 @@ mod error;
 mod evaluator;
 mod keyword;
 mod llm;
+mod reranker;
 mod vector;
 mod websearch;
 
@@ -21,5 +22,6 @@ pub use error::{ErrorKind, PortError, PortResult};
 pub use evaluator::RelevanceEvaluator;
 pub use keyword::{DocumentEntry, KeywordIndex};
 pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role};
+pub use reranker::{RerankScore, Reranker};
 pub use vector::{EmbeddedChunk, VectorIndex};
 pub use websearch::{WebResult, WebSearch};

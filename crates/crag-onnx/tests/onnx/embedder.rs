@@ -1,7 +1,4 @@
-//! Integration tests of the ONNX embedder with the real all-MiniLM-L6-v2 model.
-//!
-//! They need the assets fetched by `bash scripts/setup-assets.sh` (the README's test command
-//! runs it first).
+//! The ONNX embedder with the real all-MiniLM-L6-v2 model.
 
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
 use crag_ports::Embedder;

@@ -1,0 +1,715 @@
+//! `crag eval`: runs a BEIR collection's queries through each stage (BM25, vectors, hybrid,
+//! hybrid + Corrective RAG) and reports retrieval quality, latency, throughput and how well the
+//! relevance evaluator tells answerable queries from unanswerable ones.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
+use clap::Args;
+use crag_core::{Query, TopK, Verdict};
+use crag_engine::sources::{read_beir_corpus, BEIR_ID_SEPARATOR};
+use crag_engine::{Engine, EngineConfig, QueryOutcome, QueryRequest};
+use crag_evaluation::{auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::commands::{dir_size, Bar, Context};
+use crate::config::FileConfig;
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A BEIR collection directory: corpus.jsonl, queries.jsonl, qrels/<split>.tsv or qrels.tsv.
+    #[arg(long)]
+    dataset: PathBuf,
+    /// Qrels split (qrels/<split>.tsv); falls back to qrels.tsv when that file does not exist.
+    #[arg(long, default_value = "test")]
+    split: String,
+    /// Queries file (default: <dataset>/queries.jsonl; e.g. queries_all.jsonl for a train split).
+    #[arg(long)]
+    queries: Option<PathBuf>,
+    /// Index directory of the collection (default: <data-dir>/eval/<dataset name>); reused
+    /// when the corpus is unchanged.
+    #[arg(long)]
+    index_dir: Option<PathBuf>,
+    /// Remove, for this fraction of the queries, all their relevant documents from the index
+    /// first, so those queries become unanswerable (the next run without it restores them).
+    #[arg(long, default_value_t = 0.0)]
+    ablate: f64,
+    /// Seed of the ablation's choice of queries.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Evaluate only the first N queries.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Concurrent clients of the throughput run (0: skip it).
+    #[arg(long, default_value_t = 4)]
+    clients: usize,
+    /// Results retrieved by the Corrective RAG stage (the evaluator judges these).
+    #[arg(long, default_value_t = 10)]
+    crag_top_k: usize,
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// Depth of the retrieval stages (Recall@100).
+const DEPTH: usize = 100;
+
+/// One query's run through a stage: ranked corpus ids and, for the CRAG stage, its outcome.
+type Run = (Vec<String>, Option<QueryOutcome>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Stage {
+    Bm25,
+    Vector,
+    Hybrid,
+    Crag,
+}
+
+impl Stage {
+    const ALL: [Stage; 4] = [Stage::Bm25, Stage::Vector, Stage::Hybrid, Stage::Crag];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Bm25 => "bm25",
+            Self::Vector => "vector",
+            Self::Hybrid => "hybrid",
+            Self::Crag => "hybrid+crag",
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EvalReport {
+    dataset: String,
+    split: String,
+    queries: usize,
+    documents: usize,
+    chunks: usize,
+    ingest: IngestFigures,
+    index_bytes: u64,
+    peak_rss_bytes: Option<u64>,
+    stages: Vec<StageReport>,
+    evaluator: EvaluatorReport,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct IngestFigures {
+    documents_written: usize,
+    chunks_written: usize,
+    chunks_per_second: Option<f64>,
+    elapsed_seconds: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StageReport {
+    stage: &'static str,
+    ndcg_at_10: f64,
+    recall_at_10: f64,
+    recall_at_100: f64,
+    mrr_at_10: f64,
+    latency_ms: Latency,
+    clients: usize,
+    queries_per_second: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Latency {
+    p50: f64,
+    p95: f64,
+    p99: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EvaluatorReport {
+    evaluator: String,
+    ablate: f64,
+    seed: u64,
+    ablated_queries: usize,
+    ablated_documents: usize,
+    answerable: usize,
+    unanswerable: usize,
+    /// Evaluator score against "the hybrid top 10 holds a relevant document".
+    auroc: Option<f64>,
+    /// verdict -> [answerable, unanswerable].
+    verdicts: BTreeMap<String, [usize; 2]>,
+    corrections_raised_ndcg: usize,
+    corrections_lowered_ndcg: usize,
+    corrections_unchanged_ndcg: usize,
+}
+
+struct Collection {
+    queries: Vec<(String, Query)>,
+    qrels: HashMap<String, Judgements>,
+}
+
+pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
+    if !(0.0..1.0).contains(&args.ablate) {
+        bail!("--ablate must be within [0, 1)");
+    }
+    let crag_top_k = TopK::new(args.crag_top_k)?;
+    let dataset = args.dataset.clone();
+    let corpus_path = dataset.join("corpus.jsonl");
+    if !corpus_path.is_file() {
+        bail!("{} has no corpus.jsonl", dataset.display());
+    }
+    let collection = read_collection(&args)?;
+    let name = dataset
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "dataset".into());
+    let index_dir = args
+        .index_dir
+        .clone()
+        .unwrap_or_else(|| ctx.data_dir.join("eval").join(&name));
+
+    // Ablation: the relevant documents of a seeded choice of queries leave the index.
+    let chosen = choose(collection.queries.len(), args.ablate, args.seed);
+    let mut ablated_ids: HashSet<&str> = HashSet::new();
+    for &i in &chosen {
+        if let Some(j) = collection.qrels.get(&collection.queries[i].0) {
+            ablated_ids.extend(j.iter().filter(|(_, g)| **g > 0).map(|(d, _)| d.as_str()));
+        }
+    }
+
+    let corpus = corpus_path.clone();
+    let mut loaded = tokio::task::spawn_blocking(move || read_beir_corpus(&corpus))
+        .await
+        .context("reading task failed")??;
+    let prefix = format!(
+        "{}{BEIR_ID_SEPARATOR}",
+        corpus_path
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", corpus_path.display()))?
+            .display()
+    );
+    loaded.documents.retain(|d| {
+        let id = d.id.as_str().strip_prefix(&prefix).unwrap_or(d.id.as_str());
+        !ablated_ids.contains(id)
+    });
+    let documents = loaded.documents.len();
+
+    let index_ctx = Context {
+        data_dir: index_dir.clone(),
+        config: ctx.config.clone(),
+        vectors_uri: None,
+        assets_dir: ctx.assets_dir.clone(),
+    };
+    std::fs::create_dir_all(&index_dir)
+        .with_context(|| format!("cannot create {}", index_dir.display()))?;
+    let config = match &ctx.config {
+        Some(path) => FileConfig::load(path)?,
+        None => FileConfig::default(),
+    };
+    let engine = index_ctx
+        .engine(EngineConfig::default())
+        .await?
+        .with_crag(config.components()?)?;
+    eprintln!(
+        "indexing {} documents of {} into {}",
+        documents,
+        name,
+        index_dir.display()
+    );
+    let bar = Bar::new(false);
+    let report = engine
+        .ingest(loaded.documents, loaded.skipped, &loaded.scope, &bar)
+        .await?;
+    let stats = engine.stats().await?;
+
+    let total = collection.queries.len() * Stage::ALL.len();
+    let progress = ProgressBar::new(total as u64);
+    progress.set_style(
+        ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len} stage runs ({eta}) {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut stages = Vec::new();
+    let mut per_query: HashMap<Stage, Vec<Run>> = HashMap::new();
+    for stage in Stage::ALL {
+        progress.set_message(stage.name());
+        let mut latencies = Vec::with_capacity(collection.queries.len());
+        let mut runs = Vec::with_capacity(collection.queries.len());
+        for (_, q) in &collection.queries {
+            let t = Instant::now();
+            let run = run_stage(&engine, stage, q, crag_top_k, &prefix).await?;
+            latencies.push(ms(t.elapsed()));
+            runs.push(run);
+            progress.inc(1);
+        }
+        let qps = if args.clients > 0 {
+            Some(
+                throughput(
+                    &engine,
+                    stage,
+                    &collection.queries,
+                    args.clients,
+                    crag_top_k,
+                    &prefix,
+                )
+                .await?,
+            )
+        } else {
+            None
+        };
+        stages.push(stage_report(
+            stage,
+            &collection,
+            &runs,
+            &latencies,
+            args.clients,
+            qps,
+        ));
+        per_query.insert(stage, runs);
+    }
+    progress.finish_and_clear();
+
+    let evaluator = evaluator_report(
+        &collection,
+        &per_query,
+        &config,
+        args.ablate,
+        args.seed,
+        chosen.len(),
+        ablated_ids.len(),
+    );
+    let out = EvalReport {
+        dataset: dataset.display().to_string(),
+        split: args.split.clone(),
+        queries: collection.queries.len(),
+        documents: stats.documents,
+        chunks: stats.keyword_chunks,
+        ingest: IngestFigures {
+            documents_written: report.documents_added + report.documents_updated,
+            chunks_written: report.chunks_written,
+            chunks_per_second: (report.chunks_written > 0).then(|| report.chunks_per_second()),
+            elapsed_seconds: report.elapsed.as_secs_f64(),
+        },
+        index_bytes: dir_size(&index_dir),
+        peak_rss_bytes: peak_rss(),
+        stages,
+        evaluator,
+    };
+    print_report(&out);
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&out)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("report written to {}", path.display());
+    }
+    Ok(())
+}
+
+fn read_collection(args: &EvalArgs) -> Result<Collection> {
+    let split = args
+        .dataset
+        .join("qrels")
+        .join(format!("{}.tsv", args.split));
+    let qrels_path = if split.is_file() {
+        split
+    } else {
+        args.dataset.join("qrels.tsv")
+    };
+    let qrels = read_qrels(&qrels_path)?;
+    let queries_path = args
+        .queries
+        .clone()
+        .unwrap_or_else(|| args.dataset.join("queries.jsonl"));
+    let text = std::fs::read_to_string(&queries_path)
+        .with_context(|| format!("failed to read {}", queries_path.display()))?;
+    let mut queries = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: invalid JSON", queries_path.display(), n + 1))?;
+        let id = match &v["_id"] {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Number(x) => x.to_string(),
+            _ => bail!("{}:{}: no `_id`", queries_path.display(), n + 1),
+        };
+        // Only judged queries are evaluated.
+        if !qrels.contains_key(&id) {
+            continue;
+        }
+        let Some(text) = v["text"].as_str() else {
+            bail!("{}:{}: no `text`", queries_path.display(), n + 1);
+        };
+        let q = Query::new(text).with_context(|| format!("query {id}"))?;
+        queries.push((id, q));
+    }
+    if let Some(limit) = args.limit {
+        queries.truncate(limit);
+    }
+    if queries.is_empty() {
+        bail!(
+            "no query of {} has judgements in {}",
+            queries_path.display(),
+            qrels_path.display()
+        );
+    }
+    Ok(Collection { queries, qrels })
+}
+
+/// Reads a BEIR qrels TSV (`query-id corpus-id score`, header optional).
+fn read_qrels(path: &Path) -> Result<HashMap<String, Judgements>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("failed to read {}", path.display()))?;
+    let mut qrels: HashMap<String, Judgements> = HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split('\t').map(str::trim).collect();
+        if fields.len() < 3 || (n == 0 && fields[2].parse::<i64>().is_err()) {
+            continue;
+        }
+        let grade: i64 = fields[2]
+            .parse()
+            .with_context(|| format!("{}:{}: score is not an integer", path.display(), n + 1))?;
+        qrels.entry(fields[0].to_owned()).or_default().insert(
+            fields[1].to_owned(),
+            u32::try_from(grade.max(0)).unwrap_or(0),
+        );
+    }
+    if qrels.is_empty() {
+        bail!("no judgements in {}", path.display());
+    }
+    Ok(qrels)
+}
+
+/// Runs one query through one stage; returns the ranked corpus ids (first occurrence of each
+/// document) and, for the CRAG stage, the outcome.
+async fn run_stage(
+    engine: &Engine,
+    stage: Stage,
+    q: &Query,
+    crag_top_k: TopK,
+    prefix: &str,
+) -> Result<Run> {
+    let depth = TopK::new(DEPTH)?;
+    let doc = |id: &str| id.strip_prefix(prefix).unwrap_or(id).to_owned();
+    let (ids, outcome): (Vec<String>, _) = match stage {
+        Stage::Bm25 => (
+            engine
+                .retrieve_keyword(q, depth)
+                .await?
+                .iter()
+                .map(|h| doc(h.chunk.document_id.as_str()))
+                .collect(),
+            None,
+        ),
+        Stage::Vector => (
+            engine
+                .retrieve_vector(q, depth)
+                .await?
+                .iter()
+                .map(|h| doc(h.chunk.document_id.as_str()))
+                .collect(),
+            None,
+        ),
+        Stage::Hybrid => (
+            engine
+                .retrieve(q, depth)
+                .await?
+                .hits
+                .iter()
+                .map(|h| doc(h.chunk.document_id.as_str()))
+                .collect(),
+            None,
+        ),
+        Stage::Crag => {
+            let request = QueryRequest {
+                use_web_search: false,
+                ..QueryRequest::new(q.clone(), crag_top_k)
+            };
+            let o = engine.query(&request).await?;
+            (
+                o.artifacts
+                    .iter()
+                    .map(|a| doc(a.chunk.document_id.as_str()))
+                    .collect(),
+                Some(o),
+            )
+        }
+    };
+    let mut seen = HashSet::new();
+    Ok((
+        ids.into_iter().filter(|d| seen.insert(d.clone())).collect(),
+        outcome,
+    ))
+}
+
+/// Queries per second with `clients` concurrent callers over the whole query list.
+async fn throughput(
+    engine: &Engine,
+    stage: Stage,
+    queries: &[(String, Query)],
+    clients: usize,
+    crag_top_k: TopK,
+    prefix: &str,
+) -> Result<f64> {
+    let queries: Arc<Vec<Query>> = Arc::new(queries.iter().map(|(_, q)| q.clone()).collect());
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..clients {
+        let (engine, queries, next, prefix) = (
+            engine.clone(),
+            Arc::clone(&queries),
+            Arc::clone(&next),
+            prefix.to_owned(),
+        );
+        tasks.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(q) = queries.get(i) else {
+                    return Ok::<(), anyhow::Error>(());
+                };
+                run_stage(&engine, stage, q, crag_top_k, &prefix).await?;
+            }
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.context("throughput task failed")??;
+    }
+    Ok(queries.len() as f64 / started.elapsed().as_secs_f64())
+}
+
+fn stage_report(
+    stage: Stage,
+    c: &Collection,
+    runs: &[Run],
+    latencies: &[f64],
+    clients: usize,
+    qps: Option<f64>,
+) -> StageReport {
+    let n = runs.len().max(1) as f64;
+    let mut sums = [0.0; 4];
+    for ((id, _), (ranked, _)) in c.queries.iter().zip(runs) {
+        let j = &c.qrels[id];
+        let r = as_refs(ranked);
+        sums[0] += ndcg_at_k(&r, j, 10);
+        sums[1] += recall_at_k(&r, j, 10);
+        sums[2] += recall_at_k(&r, j, 100);
+        sums[3] += mrr_at_k(&r, j, 10);
+    }
+    let p = |x| percentile(latencies, x).unwrap_or(0.0);
+    StageReport {
+        stage: stage.name(),
+        ndcg_at_10: sums[0] / n,
+        recall_at_10: sums[1] / n,
+        recall_at_100: sums[2] / n,
+        mrr_at_10: sums[3] / n,
+        latency_ms: Latency {
+            p50: p(0.50),
+            p95: p(0.95),
+            p99: p(0.99),
+        },
+        clients,
+        queries_per_second: qps,
+    }
+}
+
+fn evaluator_report(
+    c: &Collection,
+    per_query: &HashMap<Stage, Vec<Run>>,
+    config: &FileConfig,
+    ablate: f64,
+    seed: u64,
+    ablated_queries: usize,
+    ablated_documents: usize,
+) -> EvaluatorReport {
+    let empty = Vec::new();
+    let crag = per_query.get(&Stage::Crag).unwrap_or(&empty);
+    let hybrid = per_query.get(&Stage::Hybrid).unwrap_or(&empty);
+    let mut scores = Vec::new();
+    let mut labels = Vec::new();
+    let mut verdicts: BTreeMap<String, [usize; 2]> = BTreeMap::new();
+    let (mut raised, mut lowered, mut unchanged) = (0, 0, 0);
+    for (i, (id, _)) in c.queries.iter().enumerate() {
+        let j = &c.qrels[id];
+        let (Some((crag_ranked, Some(o))), Some((hybrid_ranked, _))) = (crag.get(i), hybrid.get(i))
+        else {
+            continue;
+        };
+        // Answerable: the top 10 the evaluator judged holds a relevant document.
+        let answerable = hybrid_ranked
+            .iter()
+            .take(10)
+            .any(|d| j.get(d).is_some_and(|g| *g > 0));
+        let verdict = o.verdict().map_or("unjudged", Verdict::as_str);
+        verdicts.entry(verdict.to_owned()).or_default()[usize::from(!answerable)] += 1;
+        if let Some(e) = &o.evaluation {
+            scores.push(f64::from(e.score));
+            labels.push(answerable);
+        }
+        if o.correction_strategy() != "none" {
+            let after = ndcg_at_k(&as_refs(crag_ranked), j, 10);
+            let before = ndcg_at_k(&as_refs(hybrid_ranked), j, 10);
+            match after.partial_cmp(&before) {
+                Some(std::cmp::Ordering::Greater) => raised += 1,
+                Some(std::cmp::Ordering::Less) => lowered += 1,
+                _ => unchanged += 1,
+            }
+        }
+    }
+    let answerable = labels.iter().filter(|l| **l).count();
+    EvaluatorReport {
+        evaluator: format!("{:?}", config.evaluator.kind).to_lowercase(),
+        ablate,
+        seed,
+        ablated_queries,
+        ablated_documents,
+        answerable,
+        unanswerable: labels.len() - answerable,
+        auroc: auroc(&scores, &labels),
+        verdicts,
+        corrections_raised_ndcg: raised,
+        corrections_lowered_ndcg: lowered,
+        corrections_unchanged_ndcg: unchanged,
+    }
+}
+
+fn print_report(r: &EvalReport) {
+    println!(
+        "{} ({} split): {} queries, {} documents, {} chunks, index {:.1} MiB{}",
+        r.dataset,
+        r.split,
+        r.queries,
+        r.documents,
+        r.chunks,
+        r.index_bytes as f64 / (1024.0 * 1024.0),
+        r.peak_rss_bytes.map_or_else(String::new, |b| format!(
+            ", peak memory {:.0} MiB",
+            b as f64 / (1024.0 * 1024.0)
+        ))
+    );
+    match r.ingest.chunks_per_second {
+        Some(cps) => println!(
+            "ingest: {} chunks written in {:.1} s ({cps:.1} chunks/s)",
+            r.ingest.chunks_written, r.ingest.elapsed_seconds
+        ),
+        None => println!("ingest: index up to date (nothing written)"),
+    }
+    println!(
+        "{:<12} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>10}",
+        "stage", "nDCG@10", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms", "q/s"
+    );
+    for s in &r.stages {
+        println!(
+            "{:<12} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>10}",
+            s.stage,
+            s.ndcg_at_10,
+            s.recall_at_10,
+            s.recall_at_100,
+            s.mrr_at_10,
+            s.latency_ms.p50,
+            s.latency_ms.p95,
+            s.latency_ms.p99,
+            s.queries_per_second
+                .map_or_else(|| "-".into(), |q| format!("{q:.1} ({}c)", s.clients)),
+        );
+    }
+    let e = &r.evaluator;
+    println!(
+        "evaluator {}: AUROC {} over {} answerable / {} unanswerable queries (ablated {} queries, {} documents; seed {})",
+        e.evaluator,
+        e.auroc.map_or_else(|| "n/a".into(), |a| format!("{a:.3}")),
+        e.answerable,
+        e.unanswerable,
+        e.ablated_queries,
+        e.ablated_documents,
+        e.seed
+    );
+    println!(
+        "{:<12} {:>11} {:>13}",
+        "verdict", "answerable", "unanswerable"
+    );
+    for (v, [a, u]) in &e.verdicts {
+        println!("{v:<12} {a:>11} {u:>13}");
+    }
+    println!(
+        "corrections vs hybrid nDCG@10: raised {}, lowered {}, unchanged {}",
+        e.corrections_raised_ndcg, e.corrections_lowered_ndcg, e.corrections_unchanged_ndcg
+    );
+}
+
+/// Picks `fraction` of `n` indices with a seeded shuffle (SplitMix64), sorted.
+fn choose(n: usize, fraction: f64, seed: u64) -> Vec<usize> {
+    let take = ((n as f64) * fraction).round() as usize;
+    let mut idx: Vec<usize> = (0..n).collect();
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for i in (1..n).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        idx.swap(i, j);
+    }
+    let mut chosen: Vec<usize> = idx.into_iter().take(take).collect();
+    chosen.sort_unstable();
+    chosen
+}
+
+/// Peak resident memory of this process (Linux `VmHWM`), if known.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn as_refs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choose_is_seeded_and_sized() {
+        let a = choose(300, 0.5, 42);
+        assert_eq!(a.len(), 150);
+        assert_eq!(a, choose(300, 0.5, 42));
+        assert_ne!(a, choose(300, 0.5, 43));
+        assert!(choose(300, 0.0, 42).is_empty());
+        let mut d = a.clone();
+        d.dedup();
+        assert_eq!(d.len(), a.len());
+    }
+
+    #[test]
+    fn qrels_read_graded_and_binary_with_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.tsv");
+        std::fs::write(
+            &p,
+            "query-id\tcorpus-id\tscore\n1\t10\t2\n1\t11\t0\n2\t20\t-1\n",
+        )
+        .unwrap();
+        let q = read_qrels(&p).unwrap();
+        assert_eq!(q["1"]["10"], 2);
+        assert_eq!(q["1"]["11"], 0);
+        assert_eq!(q["2"]["20"], 0);
+        std::fs::write(&p, "1\t10\tx\n2\t3\t1\n").unwrap();
+        // A non-numeric first line is taken as a header.
+        assert_eq!(read_qrels(&p).unwrap().len(), 1);
+        std::fs::write(&p, "1\t10\t1\n2\t3\tx\n").unwrap();
+        assert!(read_qrels(&p).is_err());
+    }
+}

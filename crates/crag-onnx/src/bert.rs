@@ -1,0 +1,180 @@
+//! What the BERT-style adapters share: loading the tokenizer and the session, padded batches of
+//! encodings, running the model, and moving the work off the async runtime.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use crag_ports::{PortError, PortResult};
+use ndarray::{Array2, ArrayD};
+use ort::session::builder::GraphOptimizationLevel;
+use ort::session::Session;
+use ort::value::TensorRef;
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
+
+use crate::error::{OnnxError, Result};
+use crate::runtime::ensure_runtime;
+
+/// Loads `tokenizer.json` with its built-in padding and truncation switched off.
+///
+/// The MiniLM tokenizer.json pads every input to 128 and truncates at 128; batches are padded
+/// here instead, and each adapter sets the truncation it needs.
+pub(crate) fn load_tokenizer(path: &Path) -> Result<Tokenizer> {
+    let mut tokenizer = Tokenizer::from_file(path).map_err(|e| OnnxError::InvalidAsset {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(None)
+        .map_err(|e| OnnxError::Tokenizer(e.to_string()))?;
+    Ok(tokenizer)
+}
+
+/// Returns a copy of `tokenizer` that truncates at `max_length` tokens, special tokens included;
+/// pairs are cut "longest first" (the shorter text stays whole while it takes at most half).
+pub(crate) fn truncating_at(tokenizer: &Tokenizer, max_length: usize) -> Result<Tokenizer> {
+    let mut truncating = tokenizer.clone();
+    truncating
+        .with_truncation(Some(TruncationParams {
+            max_length,
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| OnnxError::Tokenizer(e.to_string()))?;
+    Ok(truncating)
+}
+
+/// A loaded BERT-style ONNX model (inputs `input_ids`, `attention_mask`, `token_type_ids`) and
+/// the number of inputs it is given per call.
+pub(crate) struct BertModel {
+    session: Mutex<Session>,
+    batch_size: usize,
+}
+
+impl BertModel {
+    /// Loads ONNX Runtime from `runtime_library` (once per process) and the model at `model`.
+    ///
+    /// `threads` is the number of intra-op threads; 0 lets ONNX Runtime decide.
+    pub(crate) fn load(
+        runtime_library: &Path,
+        model: &Path,
+        threads: usize,
+        batch_size: usize,
+    ) -> Result<Self> {
+        let environment = ensure_runtime(runtime_library)?;
+        let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
+        let mut builder = Session::builder(environment)
+            .map_err(runtime)?
+            .with_optimization_level(GraphOptimizationLevel::Level3)
+            .map_err(|e| OnnxError::Runtime(e.to_string()))?;
+        if threads > 0 {
+            builder = builder
+                .with_intra_threads(threads)
+                .map_err(|e| OnnxError::Runtime(e.to_string()))?;
+        }
+        let session = builder
+            .commit_from_file(model)
+            .map_err(|e| OnnxError::Runtime(format!("failed to load {}: {e}", model.display())))?;
+        Ok(Self {
+            session: Mutex::new(session),
+            batch_size: batch_size.max(1),
+        })
+    }
+
+    /// Returns the number of inputs per call.
+    pub(crate) fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
+    /// Runs the model over `encodings` in batches of similar length (so padding, wasted
+    /// compute, stays small) and hands `each` the indexes of a batch's encodings, its inputs
+    /// and its output named `output`.
+    pub(crate) fn run_batches(
+        &self,
+        encodings: &[Encoding],
+        output: &str,
+        mut each: impl FnMut(&[usize], &BertInputs, ArrayD<f32>) -> Result<()>,
+    ) -> Result<()> {
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        for rows in order.chunks(self.batch_size) {
+            let inputs = BertInputs::new(encodings, rows);
+            let result = inputs.run(&self.session, output)?;
+            each(rows, &inputs, result)?;
+        }
+        Ok(())
+    }
+}
+
+/// The model inputs of one batch, right-padded to its longest encoding.
+pub(crate) struct BertInputs {
+    /// Token ids, 0 in padding.
+    pub(crate) ids: Array2<i64>,
+    /// 1 on real tokens, 0 on padding.
+    pub(crate) mask: Array2<i64>,
+    /// Segment of each token: 0 for the first text, 1 for the second of a pair.
+    pub(crate) types: Array2<i64>,
+}
+
+impl BertInputs {
+    /// Builds the inputs of the encodings at `rows`, in that order.
+    fn new(encodings: &[Encoding], rows: &[usize]) -> Self {
+        let seq = rows
+            .iter()
+            .map(|&i| encodings[i].get_ids().len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut inputs = Self {
+            ids: Array2::zeros((rows.len(), seq)),
+            mask: Array2::zeros((rows.len(), seq)),
+            types: Array2::zeros((rows.len(), seq)),
+        };
+        for (row, &i) in rows.iter().enumerate() {
+            let encoding = &encodings[i];
+            for (col, (&id, &type_id)) in encoding
+                .get_ids()
+                .iter()
+                .zip(encoding.get_type_ids())
+                .enumerate()
+            {
+                inputs.ids[[row, col]] = i64::from(id);
+                inputs.mask[[row, col]] = 1;
+                inputs.types[[row, col]] = i64::from(type_id);
+            }
+        }
+        inputs
+    }
+
+    /// Runs `session` on these inputs and returns its output named `output`.
+    fn run(&self, session: &Mutex<Session>, output: &str) -> Result<ArrayD<f32>> {
+        let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
+        let inputs = ort::inputs![
+            "input_ids" => TensorRef::from_array_view(self.ids.view()).map_err(runtime)?,
+            "attention_mask" => TensorRef::from_array_view(self.mask.view()).map_err(runtime)?,
+            "token_type_ids" => TensorRef::from_array_view(self.types.view()).map_err(runtime)?,
+        ];
+        let mut session = session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let outputs = session.run(inputs).map_err(runtime)?;
+        let value = outputs
+            .get(output)
+            .ok_or_else(|| OnnxError::Runtime(format!("model has no output {output}")))?;
+        Ok(value
+            .try_extract_array::<f32>()
+            .map_err(runtime)?
+            .to_owned())
+    }
+}
+
+/// Runs `work` on the blocking thread pool, so inference never stalls the async runtime.
+pub(crate) async fn off_runtime<T, F>(what: &'static str, work: F) -> PortResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| PortError::internal(format!("{what} task failed"), e))?
+        .map_err(PortError::from)
+}
