@@ -102,6 +102,7 @@ struct EvalReport {
 #[serde(rename_all = "camelCase")]
 struct IngestFigures {
     documents_written: usize,
+    documents_deleted: usize,
     chunks_written: usize,
     chunks_per_second: Option<f64>,
     elapsed_seconds: f64,
@@ -289,6 +290,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
         chunks: stats.keyword_chunks,
         ingest: IngestFigures {
             documents_written: report.documents_added + report.documents_updated,
+            documents_deleted: report.documents_deleted,
             chunks_written: report.chunks_written,
             chunks_per_second: (report.chunks_written > 0).then(|| report.chunks_per_second()),
             elapsed_seconds: report.elapsed.as_secs_f64(),
@@ -594,6 +596,10 @@ fn print_report(r: &EvalReport) {
         Some(cps) => println!(
             "ingest: {} chunks written in {:.1} s ({cps:.1} chunks/s)",
             r.ingest.chunks_written, r.ingest.elapsed_seconds
+        ),
+        None if r.ingest.documents_deleted > 0 => println!(
+            "ingest: {} documents removed, nothing written",
+            r.ingest.documents_deleted
         ),
         None => println!("ingest: index up to date (nothing written)"),
     }

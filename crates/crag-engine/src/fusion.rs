@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 
-use crag_core::{FusedHit, LegHit, ScoredChunk};
+use crag_core::{Chunk, FusedHit, LegHit, ScoredChunk};
 
 /// The usual reciprocal-rank-fusion constant (Cormack et al. 2009).
 pub const RRF_K: f32 = 60.0;
@@ -18,18 +18,16 @@ pub fn reciprocal_rank_fusion(
     k: f32,
     top_k: usize,
 ) -> Vec<FusedHit> {
-    let mut fused: HashMap<&str, FusedHit> = HashMap::new();
+    // Rank on borrowed chunks; clone only the `top_k` that are returned.
+    let mut fused: HashMap<&str, Entry<'_>> = HashMap::new();
     for (leg, hits) in [(Leg::Keyword, keyword), (Leg::Vector, vector)] {
         for (i, hit) in hits.iter().enumerate() {
-            let entry = fused
-                .entry(hit.chunk.id.as_str())
-                .or_insert_with(|| FusedHit {
-                    chunk: hit.chunk.clone(),
-                    fused_score: 0.0,
-                    normalized_score: 0.0,
-                    keyword: None,
-                    vector: None,
-                });
+            let entry = fused.entry(hit.chunk.id.as_str()).or_insert(Entry {
+                chunk: &hit.chunk,
+                fused_score: 0.0,
+                keyword: None,
+                vector: None,
+            });
             let slot = match leg {
                 Leg::Keyword => &mut entry.keyword,
                 Leg::Vector => &mut entry.vector,
@@ -42,14 +40,12 @@ pub fn reciprocal_rank_fusion(
             }
         }
     }
-    let best = 2.0 / (k + 1.0);
-    let mut out: Vec<FusedHit> = fused
+    let contribution = |leg: Option<LegHit>| leg.map_or(0.0, |l| 1.0 / (k + l.rank as f32));
+    let mut out: Vec<Entry<'_>> = fused
         .into_values()
-        .map(|mut hit| {
-            let contribution = |leg: Option<LegHit>| leg.map_or(0.0, |l| 1.0 / (k + l.rank as f32));
-            hit.fused_score = contribution(hit.keyword) + contribution(hit.vector);
-            hit.normalized_score = (hit.fused_score / best).clamp(0.0, 1.0);
-            hit
+        .map(|mut e| {
+            e.fused_score = contribution(e.keyword) + contribution(e.vector);
+            e
         })
         .collect();
     let rank = |leg: Option<LegHit>| leg.map_or(usize::MAX, |l| l.rank);
@@ -61,7 +57,24 @@ pub fn reciprocal_rank_fusion(
             .then(a.chunk.id.cmp(&b.chunk.id))
     });
     out.truncate(top_k);
-    out
+    let best = 2.0 / (k + 1.0);
+    out.into_iter()
+        .map(|e| FusedHit {
+            chunk: e.chunk.clone(),
+            fused_score: e.fused_score,
+            normalized_score: (e.fused_score / best).clamp(0.0, 1.0),
+            keyword: e.keyword,
+            vector: e.vector,
+        })
+        .collect()
+}
+
+/// A candidate while ranking: the chunk borrowed from its leg.
+struct Entry<'a> {
+    chunk: &'a Chunk,
+    fused_score: f32,
+    keyword: Option<LegHit>,
+    vector: Option<LegHit>,
 }
 
 #[derive(Clone, Copy)]

@@ -505,3 +505,53 @@ async fn llm_evaluator_judges_with_the_model_and_never_guesses() {
         o.warnings
     );
 }
+
+#[tokio::test]
+async fn refinement_trims_documents_to_their_relevant_sentences() {
+    let config = CragConfig {
+        refine: crag_expansion::RefineConfig {
+            sentences_per_strip: 1,
+            ..Default::default()
+        },
+        ..CragConfig::default()
+    };
+    let e = with(scripted(Verdict::Ambiguous, vec![]), None, config).await;
+    let doc = Document::new(
+        DocumentId::new("mixed.md").unwrap(),
+        "mixed.md",
+        "Mixed",
+        "Glaciers carve deep valleys over thousands of years. The museum cafe serves excellent coffee on weekends.",
+        ChunkKind::Prose,
+    )
+    .unwrap();
+    e.ingest(vec![doc], Vec::new(), &Scope::None, &NoProgress)
+        .await
+        .unwrap();
+    let o = e
+        .query(&request("how do glaciers carve valleys", 3))
+        .await
+        .unwrap();
+    assert!(
+        kinds(&o).contains(&CorrectionKind::Refine),
+        "{:?}",
+        o.corrections
+    );
+    let mixed = o
+        .artifacts
+        .iter()
+        .find(|a| a.chunk.document_id.as_str() == "mixed.md")
+        .expect("the mixed document is kept");
+    assert!(mixed.refined);
+    assert!(
+        mixed.chunk.text.contains("Glaciers carve"),
+        "{}",
+        mixed.chunk.text
+    );
+    assert!(!mixed.chunk.text.contains("coffee"), "{}", mixed.chunk.text);
+    assert_eq!(
+        o.artifacts.len(),
+        o.original_count,
+        "documents without a relevant strip stay whole"
+    );
+    assert!(o.artifacts.iter().filter(|a| a.refined).count() == 1);
+}
