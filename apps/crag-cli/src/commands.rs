@@ -27,6 +27,11 @@ pub struct Context {
 const VECTOR_TABLE: &str = "chunks";
 
 impl Context {
+    /// The model and runtime assets directory.
+    pub(crate) fn assets_dir(&self) -> PathBuf {
+        self.assets_dir.clone().unwrap_or_else(default_assets_dir)
+    }
+
     fn vectors_uri(&self) -> String {
         self.vectors_uri
             .clone()
@@ -129,6 +134,9 @@ pub struct QueryArgs {
     /// Never search the web for this query.
     #[arg(long)]
     no_web: bool,
+    /// Do not rerank (when a reranker is configured).
+    #[arg(long)]
+    no_rerank: bool,
     /// Relevance evaluator (overrides evaluator.kind of the configuration).
     #[arg(long, value_enum)]
     evaluator: Option<EvaluatorKind>,
@@ -161,10 +169,11 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     if let Some(url) = &args.web_search_url {
         config.web_search.url = Some(url.clone());
     }
-    let parts = config.components()?;
+    let parts = config.components(&ctx.assets_dir())?;
     let request = |query: Query| QueryRequest {
         use_crag: !args.no_crag,
         use_web_search: !args.no_web,
+        use_rerank: !args.no_rerank,
         token_budget: args.token_budget,
         ..QueryRequest::new(query, top_k)
     };

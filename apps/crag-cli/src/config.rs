@@ -10,8 +10,12 @@ use anyhow::{bail, Context as _, Result};
 use crag_engine::{CragComponents, CragConfig, HeuristicRelevance, LlmRelevance};
 use crag_evaluation::{HeuristicConfig, LlmJudgeConfig};
 use crag_expansion::SynonymTable;
-use crag_llm::{HttpEvaluator, HttpEvaluatorConfig, OpenAiChat, OpenAiChatConfig};
-use crag_ports::{LanguageModel, RelevanceEvaluator, WebSearch};
+use crag_llm::{
+    HttpEvaluator, HttpEvaluatorConfig, HttpReranker, HttpRerankerConfig, OpenAiChat,
+    OpenAiChatConfig,
+};
+use crag_onnx::{CrossEncoderAssets, EmbedderAssets, OnnxCrossEncoder, OnnxCrossEncoderConfig};
+use crag_ports::{LanguageModel, RelevanceEvaluator, Reranker, WebSearch};
 use crag_websearch::{DuckDuckGoConfig, DuckDuckGoSearch, SearxngConfig, SearxngSearch};
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -30,6 +34,68 @@ pub struct FileConfig {
     pub llm: Option<LlmSection>,
     /// JSON synonym table `{"term": ["synonym", ...]}`; default: the seed's table.
     pub synonyms_file: Option<PathBuf>,
+    /// Cross-encoder reranker (two-stage retrieval); tunables are in `[crag.rerank]`.
+    pub reranker: RerankerSection,
+}
+
+/// Reranker kinds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RerankerKind {
+    /// No reranking.
+    #[default]
+    Off,
+    /// A BERT cross-encoder exported to ONNX (`model`, `tokenizer`), or the project's tiny
+    /// random-weight test model (`tiny = true`: plumbing only, its scores mean nothing).
+    Onnx,
+    /// A rerank service (`POST {query, texts}`, text-embeddings-inference or Cohere shape).
+    Http,
+}
+
+/// `[reranker]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RerankerSection {
+    /// Which reranker.
+    pub kind: RerankerKind,
+    /// ONNX model file.
+    pub model: Option<PathBuf>,
+    /// `tokenizer.json` of the ONNX model.
+    pub tokenizer: Option<PathBuf>,
+    /// Use the project's tiny test cross-encoder from the assets directory.
+    pub tiny: bool,
+    /// Model name (ONNX: reported id; HTTP: sent as `model` when set).
+    pub model_id: Option<String>,
+    /// Pairs per ONNX batch.
+    pub batch_size: usize,
+    /// Tokens per (query, passage) pair; the passage is truncated.
+    pub max_length: usize,
+    /// Rerank service URL (kind = "http").
+    pub url: Option<String>,
+    /// Environment variable holding the service's bearer token.
+    pub api_key_env: Option<String>,
+    /// Service timeout.
+    pub timeout_ms: u64,
+    /// The service returns probabilities rather than logits (Cohere-compatible servers).
+    pub probabilities: bool,
+}
+
+impl Default for RerankerSection {
+    fn default() -> Self {
+        Self {
+            kind: RerankerKind::Off,
+            model: None,
+            tokenizer: None,
+            tiny: false,
+            model_id: None,
+            batch_size: 16,
+            max_length: 256,
+            url: None,
+            api_key_env: None,
+            timeout_ms: 5000,
+            probabilities: false,
+        }
+    }
 }
 
 /// Evaluator kinds.
@@ -174,8 +240,9 @@ impl FileConfig {
         Ok(config)
     }
 
-    /// Builds the adapters this configuration names.
-    pub fn components(&self) -> Result<CragComponents> {
+    /// Builds the adapters this configuration names; ONNX models find ONNX Runtime through the
+    /// assets directory.
+    pub fn components(&self, assets_dir: &Path) -> Result<CragComponents> {
         let mut parts = CragComponents::heuristic(self.crag.clone())?;
         if let Some(path) = &self.synonyms_file {
             let text = std::fs::read_to_string(path)
@@ -206,6 +273,7 @@ impl FileConfig {
             parts.rewriter = llm;
         }
         parts.web_search = build_web(&self.web_search)?;
+        parts.reranker = build_reranker(&self.reranker, assets_dir)?;
         Ok(parts)
     }
 }
@@ -245,6 +313,58 @@ fn build_http_evaluator(section: &HttpEvaluatorSection) -> Result<HttpEvaluator>
         correct_threshold: section.correct_threshold,
         incorrect_threshold: section.incorrect_threshold,
     })?)
+}
+
+fn build_reranker(
+    section: &RerankerSection,
+    assets_dir: &Path,
+) -> Result<Option<Arc<dyn Reranker>>> {
+    Ok(match section.kind {
+        RerankerKind::Off => None,
+        RerankerKind::Onnx => {
+            let assets = if section.tiny {
+                CrossEncoderAssets::tiny_from_manifest(assets_dir)?.with_context(|| {
+                    format!(
+                        "reranker.tiny: no tiny cross-encoder in {} (run scripts/setup-assets.sh)",
+                        assets_dir.display()
+                    )
+                })?
+            } else {
+                let (Some(model), Some(tokenizer)) = (&section.model, &section.tokenizer) else {
+                    bail!("reranker.kind = \"onnx\" needs reranker.model and reranker.tokenizer (or tiny = true)");
+                };
+                CrossEncoderAssets {
+                    runtime_library: EmbedderAssets::from_manifest(assets_dir)?.runtime_library,
+                    model: model.clone(),
+                    tokenizer: tokenizer.clone(),
+                }
+            };
+            let id = section.model_id.clone().unwrap_or_else(|| {
+                if section.tiny {
+                    "tiny-cross-encoder".into()
+                } else {
+                    "cross-encoder".into()
+                }
+            });
+            let mut config = OnnxCrossEncoderConfig::new(id, assets);
+            config.batch_size = section.batch_size;
+            config.max_length = section.max_length;
+            Some(Arc::new(OnnxCrossEncoder::new(config)?))
+        }
+        RerankerKind::Http => {
+            let url = parse_url("reranker.url", section.url.as_deref().unwrap_or(""))?;
+            let mut config = HttpRerankerConfig::new(url);
+            config.model = section.model_id.clone();
+            config.api_key = section
+                .api_key_env
+                .as_deref()
+                .and_then(|v| std::env::var(v).ok())
+                .filter(|k| !k.is_empty());
+            config.timeout = Duration::from_millis(section.timeout_ms.max(1));
+            config.scores_are_logits = !section.probabilities;
+            Some(Arc::new(HttpReranker::new(config)?))
+        }
+    })
 }
 
 fn build_web(section: &WebSearchSection) -> Result<Option<Arc<dyn WebSearch>>> {
@@ -308,7 +428,7 @@ mod tests {
         assert_eq!(c.crag.ambiguous_filter_threshold, 0.5);
         assert_eq!(c.evaluator.heuristic.correct_threshold, 0.8);
         assert_eq!(c.web_search.provider, WebProvider::Searxng);
-        let parts = c.components().unwrap();
+        let parts = c.components(Path::new("/nonexistent")).unwrap();
         assert_eq!(parts.web_search.unwrap().name(), "searxng");
         assert_eq!(parts.evaluator.name(), "heuristic");
     }
@@ -316,10 +436,10 @@ mod tests {
     #[test]
     fn missing_requirements_are_explained() {
         let c = FileConfig::parse("[evaluator]\nkind = \"llm\"\n").unwrap();
-        let err = c.components().unwrap_err();
+        let err = c.components(Path::new("/nonexistent")).unwrap_err();
         assert!(err.to_string().contains("[llm]"), "{err}");
         let c = FileConfig::parse("[web_search]\nprovider = \"searxng\"\n").unwrap();
-        let err = c.components().unwrap_err();
+        let err = c.components(Path::new("/nonexistent")).unwrap_err();
         assert!(err.to_string().contains("web_search.url"), "{err}");
         let c = FileConfig::parse("[crag]\nweb_search_limit = 0\n").unwrap_err();
         assert!(format!("{c:#}").contains("web_search_limit"), "{c:#}");

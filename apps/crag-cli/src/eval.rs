@@ -67,17 +67,25 @@ enum Stage {
     Bm25,
     Vector,
     Hybrid,
+    Rerank,
     Crag,
 }
 
 impl Stage {
-    const ALL: [Stage; 4] = [Stage::Bm25, Stage::Vector, Stage::Hybrid, Stage::Crag];
+    const ALL: [Stage; 5] = [
+        Stage::Bm25,
+        Stage::Vector,
+        Stage::Hybrid,
+        Stage::Rerank,
+        Stage::Crag,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Self::Bm25 => "bm25",
             Self::Vector => "vector",
             Self::Hybrid => "hybrid",
+            Self::Rerank => "hybrid+rerank",
             Self::Crag => "hybrid+crag",
         }
     }
@@ -214,7 +222,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     let engine = index_ctx
         .engine(EngineConfig::default())
         .await?
-        .with_crag(config.components()?)?;
+        .with_crag(config.components(&ctx.assets_dir())?)?;
     eprintln!(
         "indexing {} documents of {} into {}",
         documents,
@@ -227,7 +235,16 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
         .await?;
     let stats = engine.stats().await?;
 
-    let total = collection.queries.len() * Stage::ALL.len();
+    let stage_list: Vec<Stage> = Stage::ALL
+        .into_iter()
+        .filter(|s| *s != Stage::Rerank || engine.has_reranker())
+        .collect();
+    if !engine.has_reranker() {
+        eprintln!(
+            "stage hybrid+rerank skipped: no reranker configured ([reranker] in --config, see docs/rerank.md)"
+        );
+    }
+    let total = collection.queries.len() * stage_list.len();
     let progress = ProgressBar::new(total as u64);
     progress.set_style(
         ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len} stage runs ({eta}) {msg}")
@@ -235,7 +252,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     );
     let mut stages = Vec::new();
     let mut per_query: HashMap<Stage, Vec<Run>> = HashMap::new();
-    for stage in Stage::ALL {
+    for stage in stage_list {
         progress.set_message(stage.name());
         let mut latencies = Vec::with_capacity(collection.queries.len());
         let mut runs = Vec::with_capacity(collection.queries.len());
@@ -425,9 +442,25 @@ async fn run_stage(
                 .collect(),
             None,
         ),
+        Stage::Rerank => {
+            let request = QueryRequest {
+                use_crag: false,
+                use_web_search: false,
+                ..QueryRequest::new(q.clone(), depth)
+            };
+            let o = engine.query(&request).await?;
+            (
+                o.artifacts
+                    .iter()
+                    .map(|a| doc(a.chunk.document_id.as_str()))
+                    .collect(),
+                None,
+            )
+        }
         Stage::Crag => {
             let request = QueryRequest {
                 use_web_search: false,
+                use_rerank: false,
                 ..QueryRequest::new(q.clone(), crag_top_k)
             };
             let o = engine.query(&request).await?;

@@ -25,11 +25,28 @@ pub struct QueryOutput<'a> {
     crag: Option<CragOutput<'a>>,
     corrections: Vec<CorrectionOutput<'a>>,
     original_count: usize,
+    rerank: Option<RerankOutput<'a>>,
     tokens_used: usize,
     token_budget: usize,
     results: Vec<ResultOutput<'a>>,
     timings: TimingsOutput,
     warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RerankOutput<'a> {
+    model_id: &'a str,
+    candidates: usize,
+    kept: usize,
+    skipped: Option<&'a str>,
+    cache_hit: bool,
+}
+
+#[derive(Serialize)]
+struct RerankScoreOutput {
+    logit: f32,
+    probability: f32,
 }
 
 #[derive(Serialize)]
@@ -82,6 +99,7 @@ struct ResultOutput<'a> {
     keyword: Option<LegOutput>,
     vector: Option<LegOutput>,
     relevance: Option<f32>,
+    rerank: Option<RerankScoreOutput>,
     web_rank: Option<usize>,
     refined: bool,
     tokens: usize,
@@ -106,6 +124,7 @@ struct TimingsOutput {
     embed_ms: f64,
     vector_ms: f64,
     fusion_ms: f64,
+    rerank_ms: f64,
     evaluate_ms: f64,
     expand_ms: f64,
     rewrite_ms: f64,
@@ -124,6 +143,7 @@ impl From<&QueryTimings> for TimingsOutput {
             embed_ms: ms(t.retrieval.embed),
             vector_ms: ms(t.retrieval.vector),
             fusion_ms: ms(t.retrieval.fusion),
+            rerank_ms: ms(t.rerank),
             evaluate_ms: ms(t.evaluate),
             expand_ms: ms(t.expand),
             rewrite_ms: ms(t.rewrite),
@@ -169,6 +189,10 @@ fn result(rank: usize, a: &Artifact) -> ResultOutput<'_> {
         keyword: leg(a.keyword),
         vector: leg(a.vector),
         relevance: a.relevance,
+        rerank: a.rerank.map(|r| RerankScoreOutput {
+            logit: r.logit,
+            probability: r.probability,
+        }),
         web_rank: a.web_rank,
         refined: a.refined,
         tokens: a.tokens,
@@ -218,6 +242,13 @@ pub fn query_json<'a>(id: Option<&'a str>, top_k: TopK, o: &'a QueryOutcome) -> 
             })
             .collect(),
         original_count: o.original_count,
+        rerank: o.rerank.as_ref().map(|r| RerankOutput {
+            model_id: &r.model_id,
+            candidates: r.candidates,
+            kept: r.kept,
+            skipped: r.skipped.as_deref(),
+            cache_hit: r.cache_hit,
+        }),
         tokens_used: o.tokens_used,
         token_budget: o.token_budget,
         results: o
@@ -244,6 +275,18 @@ pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
         eprintln!("warning: {w}");
     }
     println!("route: {} ({})", o.route.route.as_str(), o.route.reason);
+    if let Some(r) = &o.rerank {
+        match &r.skipped {
+            Some(why) => println!("rerank: skipped ({why})"),
+            None => println!(
+                "rerank: {} kept {} of {} candidates{}",
+                r.model_id,
+                r.kept,
+                r.candidates,
+                if r.cache_hit { " (cached)" } else { "" }
+            ),
+        }
+    }
     match &o.evaluation {
         Some(e) => {
             println!(

@@ -271,3 +271,70 @@ fn corrective_rag_judges_and_falls_back_to_a_local_searxng() {
         b["summary"]
     );
 }
+
+#[test]
+fn a_configured_cross_encoder_reranks_candidates() {
+    let data = tempfile::tempdir().expect("tmp");
+    let corpus = fixture_corpus();
+    stdout_json(&crag(
+        data.path(),
+        &["ingest", corpus.to_str().expect("path"), "--json"],
+    ));
+    let config = data.path().join("crag.toml");
+    // The project's tiny random-weight model: checks the plumbing, not the ranking.
+    std::fs::write(
+        &config,
+        "[reranker]\nkind = \"onnx\"\ntiny = true\n[crag.rerank]\nthreshold = 0.0\n",
+    )
+    .expect("write config");
+    let config = config.to_str().expect("path");
+    let q = stdout_json(&crag(
+        data.path(),
+        &[
+            "--config",
+            config,
+            "query",
+            "how do the moon and the sun cause ocean tides",
+            "--no-crag",
+            "--json",
+        ],
+    ));
+    assert_eq!(q["rerank"]["modelId"], "tiny-cross-encoder", "{q}");
+    assert_eq!(q["rerank"]["skipped"], serde_json::Value::Null, "{q}");
+    assert_eq!(
+        q["rerank"]["candidates"], 6,
+        "every chunk is a coarse candidate: {q}"
+    );
+    let results = q["results"].as_array().expect("results");
+    assert_eq!(
+        results.len(),
+        6,
+        "threshold 0 keeps all, within final k 20: {q}"
+    );
+    let probs: Vec<f64> = results
+        .iter()
+        .map(|r| r["rerank"]["probability"].as_f64().expect("probability"))
+        .collect();
+    assert!(probs.windows(2).all(|w| w[0] >= w[1]), "{probs:?}");
+    assert!(q["timings"]["rerankMs"].as_f64().expect("ms") > 0.0);
+
+    // Short queries are not reranked, and the result says why.
+    let q = stdout_json(&crag(
+        data.path(),
+        &[
+            "--config",
+            config,
+            "query",
+            "ocean tides",
+            "--no-crag",
+            "--json",
+        ],
+    ));
+    assert!(
+        q["rerank"]["skipped"]
+            .as_str()
+            .expect("reason")
+            .contains("words"),
+        "{q}"
+    );
+}

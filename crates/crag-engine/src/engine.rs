@@ -129,6 +129,11 @@ impl Engine {
         self.crag.metrics()
     }
 
+    /// Whether a reranker is configured and switched on.
+    pub fn has_reranker(&self) -> bool {
+        self.crag.has_reranker()
+    }
+
     /// The Corrective RAG configuration in effect.
     pub fn crag_config(&self) -> &CragConfig {
         self.crag.config()

@@ -14,7 +14,8 @@ pub mod sources;
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use crag::{
     Artifact, ArtifactOrigin, CragComponents, CragConfig, CragMetrics, FailMode,
-    HeuristicRelevance, LlmRelevance, QueryOutcome, QueryRequest, QueryTimings,
+    HeuristicRelevance, LlmRelevance, QueryOutcome, QueryRequest, QueryTimings, RerankConfig,
+    RerankOutcome,
 };
 pub use engine::{Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings};
 pub use error::{EngineError, Result};

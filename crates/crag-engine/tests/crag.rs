@@ -555,3 +555,108 @@ async fn refinement_trims_documents_to_their_relevant_sentences() {
     );
     assert!(o.artifacts.iter().filter(|a| a.refined).count() == 1);
 }
+
+mod rerank {
+    use super::*;
+    use crag_ports::fakes::TermOverlapReranker;
+    use crag_ports::{RerankScore, Reranker};
+
+    #[derive(Debug)]
+    struct Broken;
+
+    #[async_trait::async_trait]
+    impl Reranker for Broken {
+        fn model_id(&self) -> &str {
+            "broken"
+        }
+        async fn rerank(
+            &self,
+            _q: &str,
+            _p: &[String],
+        ) -> crag_ports::PortResult<Vec<RerankScore>> {
+            Err(PortError::new(
+                ErrorKind::Unavailable,
+                "rerank service down",
+            ))
+        }
+    }
+
+    async fn reranking(reranker: Arc<dyn Reranker>, config: CragConfig) -> Engine {
+        let mut parts = CragComponents::heuristic(config).unwrap();
+        parts.evaluator = scripted(Verdict::Correct, vec![]);
+        parts.reranker = Some(reranker);
+        engine().await.with_crag(parts).unwrap()
+    }
+
+    const LONG: &str = "how does vitamin D deficiency change bone density";
+
+    #[tokio::test]
+    async fn candidates_are_reranked_thresholded_and_cached() {
+        let fake = Arc::new(TermOverlapReranker::default());
+        let e = reranking(fake.clone(), CragConfig::default()).await;
+        let o = e.query(&request(LONG, 3)).await.unwrap();
+        let r = o.rerank.clone().expect("rerank outcome");
+        assert_eq!(r.skipped, None);
+        assert!(!r.cache_hit);
+        assert_eq!(r.candidates, 4, "coarse retrieval fetched every document");
+        assert!(r.kept <= 3);
+        assert_eq!(o.artifacts[0].chunk.document_id.as_str(), "vitamin.md");
+        let probs: Vec<f32> = o
+            .artifacts
+            .iter()
+            .map(|a| a.rerank.expect("scored").probability)
+            .collect();
+        assert!(probs.windows(2).all(|w| w[0] >= w[1]), "{probs:?}");
+        assert!(probs.iter().all(|p| *p >= 0.35), "{probs:?}");
+        let scored = fake.passages_scored();
+
+        let again = e.query(&request(LONG, 3)).await.unwrap();
+        assert!(again.rerank.unwrap().cache_hit);
+        assert_eq!(fake.passages_scored(), scored, "served from the cache");
+        let text = e.metrics().render().unwrap();
+        assert!(
+            text.contains("crag_rerank_cache_total{result=\"hit\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("crag_rerank_cache_total{result=\"miss\"} 1"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn short_queries_skip_reranking_and_say_why() {
+        let e = reranking(
+            Arc::new(TermOverlapReranker::default()),
+            CragConfig::default(),
+        )
+        .await;
+        let o = e.query(&request("vitamin D", 3)).await.unwrap();
+        let r = o.rerank.unwrap();
+        assert!(r.skipped.unwrap().contains("words"));
+        assert_eq!(o.original_count, 3);
+        assert!(o.artifacts.iter().all(|a| a.rerank.is_none()));
+    }
+
+    #[tokio::test]
+    async fn reranking_can_be_switched_off_per_collection() {
+        let mut config = CragConfig::default();
+        config.rerank.enabled = false;
+        let e = reranking(Arc::new(TermOverlapReranker::default()), config).await;
+        let o = e.query(&request(LONG, 3)).await.unwrap();
+        assert_eq!(o.rerank, None);
+    }
+
+    #[tokio::test]
+    async fn a_failing_reranker_honours_the_fail_mode() {
+        let e = reranking(Arc::new(Broken), CragConfig::default()).await;
+        let o = e.query(&request(LONG, 2)).await.unwrap();
+        assert!(o.warnings.iter().any(|w| w.contains("rerank service down")));
+        assert_eq!(o.original_count, 2, "fused order kept");
+        let mut config = CragConfig::default();
+        config.rerank.fail_mode = FailMode::Closed;
+        let e = reranking(Arc::new(Broken), config).await;
+        let err = e.query(&request(LONG, 2)).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unavailable);
+    }
+}

@@ -4,10 +4,11 @@ use crag_core::{
     Chunk, ChunkId, ChunkKind, Correction, CorrectionKind, DocumentId, Evaluation, FusedHit,
     LegHit, Query, Span, Verdict,
 };
-use crag_ports::WebResult;
+use crag_ports::{RerankScore, WebResult};
 use crag_routing::RoutingDecision;
 use serde::Serialize;
 
+use super::rerank::RerankOutcome;
 use crate::engine::RetrievalTimings;
 
 /// Where an artifact comes from.
@@ -37,6 +38,8 @@ pub struct Artifact {
     pub vector: Option<LegHit>,
     /// The relevance evaluator's score of this document, when it judged it.
     pub relevance: Option<f32>,
+    /// The cross-encoder's score, when the candidates were reranked.
+    pub rerank: Option<RerankScore>,
     /// 1-based rank in the web search answer, for web artifacts.
     pub web_rank: Option<usize>,
     /// The text was cut down to its relevant strips by knowledge refinement.
@@ -55,6 +58,7 @@ impl Artifact {
             keyword: hit.keyword,
             vector: hit.vector,
             relevance: None,
+            rerank: None,
             web_rank: None,
             refined: false,
             tokens: 0,
@@ -91,6 +95,7 @@ impl Artifact {
             keyword: None,
             vector: None,
             relevance: None,
+            rerank: None,
             web_rank: Some(rank),
             refined: false,
             tokens: 0,
@@ -111,6 +116,8 @@ pub struct QueryRequest {
     pub use_web_search: bool,
     /// Token budget of the returned context; `None`: the configured default.
     pub token_budget: Option<usize>,
+    /// Rerank the candidates (it also needs a configured reranker and `crag.rerank.enabled`).
+    pub use_rerank: bool,
 }
 
 impl QueryRequest {
@@ -122,6 +129,7 @@ impl QueryRequest {
             use_crag: true,
             use_web_search: true,
             token_budget: None,
+            use_rerank: true,
         }
     }
 }
@@ -135,6 +143,8 @@ pub struct QueryTimings {
     pub retrieve: Duration,
     /// Stages of the first retrieval.
     pub retrieval: RetrievalTimings,
+    /// Cross-encoder reranking (zero when skipped or served from the cache).
+    pub rerank: Duration,
     /// Relevance evaluation (all rounds).
     pub evaluate: Duration,
     /// Query expansion and the expanded retrieval.
@@ -169,8 +179,10 @@ pub struct QueryOutcome {
     pub corrections: Vec<Correction>,
     /// Whether web results were added.
     pub web_search_used: bool,
-    /// Results of the first retrieval, before corrections.
+    /// Results of the first retrieval (after reranking), before corrections.
     pub original_count: usize,
+    /// What the rerank stage did; `None` when no reranker is configured or it is off.
+    pub rerank: Option<RerankOutcome>,
     /// Tokens of the returned artifacts.
     pub tokens_used: usize,
     /// The token budget applied.

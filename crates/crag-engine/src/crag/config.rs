@@ -4,6 +4,7 @@ use crag_expansion::RefineConfig;
 use crag_routing::RouterConfig;
 use serde::{Deserialize, Serialize};
 
+use super::rerank::RerankConfig;
 use crate::error::{EngineError, Result};
 
 /// What to do when an external service (evaluator, web search) fails.
@@ -59,6 +60,8 @@ pub struct CragConfig {
     pub refine: RefineConfig,
     /// Answer budget of an LLM query rewrite.
     pub rewrite_max_tokens: u32,
+    /// Two-stage retrieval with a cross-encoder (used when a reranker is configured).
+    pub rerank: RerankConfig,
 }
 
 impl Default for CragConfig {
@@ -82,6 +85,7 @@ impl Default for CragConfig {
             refine_incorrect: true,
             refine: RefineConfig::default(),
             rewrite_max_tokens: 64,
+            rerank: RerankConfig::default(),
         }
     }
 }
@@ -106,6 +110,7 @@ impl CragConfig {
         if self.evaluator_timeout.is_zero() {
             return bad("evaluator_timeout", "must be positive");
         }
+        self.rerank.validate()?;
         if self.refine.sentences_per_strip == 0 {
             return bad("refine.sentences_per_strip", "must be positive");
         }

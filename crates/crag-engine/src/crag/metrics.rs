@@ -17,6 +17,7 @@ pub struct CragMetrics {
     relevance: Gauge,
     web_failures: IntCounterVec,
     evaluator_failures: IntCounterVec,
+    rerank_cache: IntCounterVec,
 }
 
 impl fmt::Debug for CragMetrics {
@@ -70,6 +71,14 @@ impl CragMetrics {
             &["evaluator"],
         )
         .map_err(metric_error)?;
+        let rerank_cache = IntCounterVec::new(
+            Opts::new(
+                "crag_rerank_cache_total",
+                "Rerank score cache lookups, by result (hit or miss)",
+            ),
+            &["result"],
+        )
+        .map_err(metric_error)?;
         for c in [
             Box::new(decisions.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(corrections.clone()),
@@ -77,6 +86,7 @@ impl CragMetrics {
             Box::new(relevance.clone()),
             Box::new(web_failures.clone()),
             Box::new(evaluator_failures.clone()),
+            Box::new(rerank_cache.clone()),
         ] {
             registry.register(c).map_err(metric_error)?;
         }
@@ -88,6 +98,7 @@ impl CragMetrics {
             relevance,
             web_failures,
             evaluator_failures,
+            rerank_cache,
         })
     }
 
@@ -127,6 +138,12 @@ impl CragMetrics {
 
     pub(crate) fn web_failure(&self, provider: &str) {
         self.web_failures.with_label_values(&[provider]).inc();
+    }
+
+    pub(crate) fn rerank_cache(&self, hit: bool) {
+        self.rerank_cache
+            .with_label_values(&[if hit { "hit" } else { "miss" }])
+            .inc();
     }
 
     pub(crate) fn evaluator_failure(&self, evaluator: &str) {

@@ -5,6 +5,7 @@ mod config;
 mod evaluators;
 mod metrics;
 mod pipeline;
+mod rerank;
 
 pub use artifact::{Artifact, ArtifactOrigin, QueryOutcome, QueryRequest, QueryTimings};
 pub use config::{CragConfig, FailMode};
@@ -12,3 +13,4 @@ pub use evaluators::{HeuristicRelevance, LlmRelevance};
 pub use metrics::CragMetrics;
 pub use pipeline::CragComponents;
 pub(crate) use pipeline::CragRuntime;
+pub use rerank::{RerankConfig, RerankOutcome};

@@ -4,11 +4,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crag_core::{Correction, CorrectionKind, EvalDocument, Evaluation, FusedHit, Query, Verdict};
+use crag_core::{
+    Correction, CorrectionKind, EvalDocument, Evaluation, FusedHit, Query, TopK, Verdict,
+};
 use crag_expansion::{fuse_ranked, lexical_score, pack_to_budget, refine, rewrite_keywords};
 use crag_expansion::{QueryExpander, SynonymTable};
 use crag_ports::{
-    ChatMessage, CompletionRequest, LanguageModel, PortError, RelevanceEvaluator, WebSearch,
+    ChatMessage, CompletionRequest, LanguageModel, PortError, RelevanceEvaluator, Reranker,
+    WebSearch,
 };
 use crag_routing::{QueryRouter, Route, RoutingDecision};
 
@@ -16,6 +19,7 @@ use super::artifact::{Artifact, QueryOutcome, QueryRequest, QueryTimings};
 use super::config::{CragConfig, FailMode};
 use super::evaluators::HeuristicRelevance;
 use super::metrics::CragMetrics;
+use super::rerank::{rerank, RerankCache, RerankOutcome};
 use crate::engine::{Engine, RetrievalTimings};
 use crate::error::{EngineError, Result};
 
@@ -28,6 +32,8 @@ pub struct CragComponents {
     pub web_search: Option<Arc<dyn WebSearch>>,
     /// Rewrites incorrect queries; `None`: keyword extraction.
     pub rewriter: Option<Arc<dyn LanguageModel>>,
+    /// Cross-encoder for two-stage retrieval; `None`: no reranking.
+    pub reranker: Option<Arc<dyn Reranker>>,
     /// Synonyms for query expansion.
     pub synonyms: SynonymTable,
     /// Tunables.
@@ -43,6 +49,7 @@ impl CragComponents {
             evaluator: Arc::new(HeuristicRelevance::new(Default::default())?),
             web_search: None,
             rewriter: None,
+            reranker: None,
             synonyms: SynonymTable::seed_default(),
             config,
             metrics: CragMetrics::new()?,
@@ -55,6 +62,7 @@ pub(crate) struct CragRuntime {
     parts: CragComponents,
     expander: QueryExpander,
     router: QueryRouter,
+    rerank_cache: RerankCache,
 }
 
 impl CragRuntime {
@@ -66,6 +74,7 @@ impl CragRuntime {
                 parts.config.max_synonyms_per_term,
             ),
             router: QueryRouter::new(parts.config.router.clone()),
+            rerank_cache: RerankCache::default(),
             parts,
         })
     }
@@ -76,6 +85,10 @@ impl CragRuntime {
 
     pub(crate) fn config(&self) -> &CragConfig {
         &self.parts.config
+    }
+
+    pub(crate) fn has_reranker(&self) -> bool {
+        self.parts.reranker.is_some() && self.parts.config.rerank.enabled
     }
 }
 
@@ -138,13 +151,38 @@ impl Engine {
         let mut evaluation = None;
         let mut original_count = 0;
         let mut artifacts = Vec::new();
+        let mut rerank_outcome = None;
         if route.route != Route::NoRetrieval {
+            let reranker = rt
+                .parts
+                .reranker
+                .as_ref()
+                .filter(|_| request.use_rerank && rt.config().rerank.enabled);
+            let depth = match reranker {
+                Some(_) => TopK::new(rt.config().rerank.coarse_k.max(request.top_k.get()))?,
+                None => request.top_k,
+            };
             let t = Instant::now();
-            let (hits, floor, retrieval) = run.retrieve_routed(&route).await?;
+            let (hits, floor, retrieval) = run.retrieve_routed(&route, depth).await?;
             run.timings.retrieve = t.elapsed();
             run.timings.retrieval = retrieval;
-            original_count = hits.len();
-            artifacts = hits.into_iter().map(Artifact::from_hit).collect();
+            let scored = match reranker {
+                Some(r) => {
+                    let (scored, outcome) = run.rerank(r.as_ref(), hits).await?;
+                    rerank_outcome = Some(outcome);
+                    scored
+                }
+                None => hits.into_iter().map(|h| (h, None)).collect(),
+            };
+            original_count = scored.len();
+            artifacts = scored
+                .into_iter()
+                .map(|(h, s)| {
+                    let mut a = Artifact::from_hit(h);
+                    a.rerank = s;
+                    a
+                })
+                .collect();
             if request.use_crag {
                 evaluation = run.evaluate(&request.query, &mut artifacts, floor).await?;
                 if let Some(ev) = &evaluation {
@@ -183,6 +221,7 @@ impl Engine {
             corrections: run.corrections,
             web_search_used: run.web_search_used,
             original_count,
+            rerank: rerank_outcome,
             tokens_used: packed.used_tokens,
             token_budget: budget,
             timings: run.timings,
@@ -237,8 +276,8 @@ impl Run<'_> {
     async fn retrieve_routed(
         &mut self,
         route: &RoutingDecision,
+        top_k: TopK,
     ) -> Result<(Vec<FusedHit>, Option<f32>, RetrievalTimings)> {
-        let top_k = self.request.top_k;
         let main = self.engine.retrieve(&self.request.query, top_k).await?;
         self.warnings.extend(main.warnings.iter().cloned());
         if route.route != Route::MultiStep || route.sub_queries.is_empty() {
@@ -276,6 +315,52 @@ impl Run<'_> {
             .map(|f| f.item)
             .collect();
         Ok((hits, floor, main.timings))
+    }
+
+    /// Second stage: cross-encoder scores, threshold, final k; honours the fail mode.
+    async fn rerank(
+        &mut self,
+        reranker: &dyn Reranker,
+        hits: Vec<FusedHit>,
+    ) -> Result<(
+        Vec<(FusedHit, Option<crag_ports::RerankScore>)>,
+        RerankOutcome,
+    )> {
+        let config = &self.rt.config().rerank;
+        let top_k = self.request.top_k.get();
+        let t = Instant::now();
+        let fallback = hits.iter().take(top_k).cloned().collect::<Vec<_>>();
+        let result = rerank(
+            reranker,
+            &self.rt.rerank_cache,
+            config,
+            self.request.query.as_str(),
+            hits,
+            top_k,
+        )
+        .await;
+        self.timings.rerank = t.elapsed();
+        match result {
+            Ok((scored, outcome)) => {
+                if outcome.skipped.is_none() {
+                    self.rt.metrics().rerank_cache(outcome.cache_hit);
+                }
+                Ok((scored, outcome))
+            }
+            Err(e) if config.fail_mode == FailMode::Open => {
+                tracing::warn!(error = %e, "reranking failed");
+                self.warnings.push(format!("reranking failed: {e}"));
+                let outcome = RerankOutcome {
+                    model_id: reranker.model_id().to_owned(),
+                    candidates: fallback.len(),
+                    kept: fallback.len(),
+                    skipped: Some(format!("the reranker failed: {e}")),
+                    cache_hit: false,
+                };
+                Ok((fallback.into_iter().map(|h| (h, None)).collect(), outcome))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Judges `artifacts`, stores each one's score; `None` when the evaluator failed open.

@@ -2,4 +2,5 @@
 
 mod chat;
 mod evaluator;
+mod rerank;
 mod support;
