@@ -39,7 +39,7 @@ impl Context {
     }
 
     pub(crate) async fn engine(&self, config: EngineConfig) -> Result<Engine> {
-        let assets_dir = self.assets_dir.clone().unwrap_or_else(default_assets_dir);
+        let assets_dir = self.assets_dir();
         let assets = EmbedderAssets::from_manifest(&assets_dir)?;
         let embedder =
             tokio::task::spawn_blocking(move || OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)))

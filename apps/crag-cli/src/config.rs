@@ -285,6 +285,12 @@ fn parse_url(key: &str, raw: &str) -> Result<Url> {
     Url::parse(raw).with_context(|| format!("{key}: `{raw}` is not a valid URL"))
 }
 
+/// The non-empty value of the environment variable `var`, if one is named and set.
+fn key_from_env(var: Option<&str>) -> Option<String> {
+    var.and_then(|v| std::env::var(v).ok())
+        .filter(|k| !k.trim().is_empty())
+}
+
 fn build_llm(section: &LlmSection) -> Result<Arc<dyn LanguageModel>> {
     let url = parse_url("llm.base_url", &section.base_url)?;
     if section.model.trim().is_empty() {
@@ -299,11 +305,7 @@ fn build_llm(section: &LlmSection) -> Result<Arc<dyn LanguageModel>> {
 
 fn build_http_evaluator(section: &HttpEvaluatorSection) -> Result<HttpEvaluator> {
     let url = parse_url("evaluator.http.url", &section.url)?;
-    let api_key = section
-        .api_key_env
-        .as_deref()
-        .and_then(|var| std::env::var(var).ok())
-        .filter(|k| !k.is_empty());
+    let api_key = key_from_env(section.api_key_env.as_deref());
     Ok(HttpEvaluator::new(HttpEvaluatorConfig {
         url,
         timeout: Duration::from_millis(section.timeout_ms.max(1)),
@@ -355,11 +357,7 @@ fn build_reranker(
             let url = parse_url("reranker.url", section.url.as_deref().unwrap_or(""))?;
             let mut config = HttpRerankerConfig::new(url);
             config.model = section.model_id.clone();
-            config.api_key = section
-                .api_key_env
-                .as_deref()
-                .and_then(|v| std::env::var(v).ok())
-                .filter(|k| !k.is_empty());
+            config.api_key = key_from_env(section.api_key_env.as_deref());
             config.timeout = Duration::from_millis(section.timeout_ms.max(1));
             config.scores_are_logits = !section.probabilities;
             Some(Arc::new(HttpReranker::new(config)?))

@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
-use crag_core::{Query, TopK, Verdict};
+use crag_core::{Query, TopK};
 use crag_engine::sources::{read_beir_corpus, BEIR_ID_SEPARATOR};
 use crag_engine::{Engine, EngineConfig, QueryOutcome, QueryRequest};
 use crag_evaluation::{auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::commands::{dir_size, Bar, Context};
 use crate::config::FileConfig;
+use crate::output::ms;
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -412,65 +413,57 @@ async fn run_stage(
     prefix: &str,
 ) -> Result<Run> {
     let depth = TopK::new(DEPTH)?;
-    let doc = |id: &str| id.strip_prefix(prefix).unwrap_or(id).to_owned();
+    let docs = |ids: Vec<&str>| -> Vec<String> {
+        ids.into_iter()
+            .map(|id| id.strip_prefix(prefix).unwrap_or(id).to_owned())
+            .collect()
+    };
     let (ids, outcome): (Vec<String>, _) = match stage {
-        Stage::Bm25 => (
-            engine
-                .retrieve_keyword(q, depth)
-                .await?
-                .iter()
-                .map(|h| doc(h.chunk.document_id.as_str()))
-                .collect(),
-            None,
-        ),
-        Stage::Vector => (
-            engine
-                .retrieve_vector(q, depth)
-                .await?
-                .iter()
-                .map(|h| doc(h.chunk.document_id.as_str()))
-                .collect(),
-            None,
-        ),
-        Stage::Hybrid => (
-            engine
-                .retrieve(q, depth)
-                .await?
-                .hits
-                .iter()
-                .map(|h| doc(h.chunk.document_id.as_str()))
-                .collect(),
-            None,
-        ),
-        Stage::Rerank => {
-            let request = QueryRequest {
-                use_crag: false,
-                use_web_search: false,
-                ..QueryRequest::new(q.clone(), depth)
+        Stage::Bm25 | Stage::Vector => {
+            let hits = if stage == Stage::Bm25 {
+                engine.retrieve_keyword(q, depth).await?
+            } else {
+                engine.retrieve_vector(q, depth).await?
             };
-            let o = engine.query(&request).await?;
             (
-                o.artifacts
-                    .iter()
-                    .map(|a| doc(a.chunk.document_id.as_str()))
-                    .collect(),
+                docs(hits.iter().map(|h| h.chunk.document_id.as_str()).collect()),
                 None,
             )
         }
-        Stage::Crag => {
-            let request = QueryRequest {
-                use_web_search: false,
-                use_rerank: false,
-                ..QueryRequest::new(q.clone(), crag_top_k)
+        Stage::Hybrid => {
+            let r = engine.retrieve(q, depth).await?;
+            (
+                docs(
+                    r.hits
+                        .iter()
+                        .map(|h| h.chunk.document_id.as_str())
+                        .collect(),
+                ),
+                None,
+            )
+        }
+        Stage::Rerank | Stage::Crag => {
+            let request = if stage == Stage::Rerank {
+                QueryRequest {
+                    use_crag: false,
+                    use_web_search: false,
+                    ..QueryRequest::new(q.clone(), depth)
+                }
+            } else {
+                QueryRequest {
+                    use_web_search: false,
+                    use_rerank: false,
+                    ..QueryRequest::new(q.clone(), crag_top_k)
+                }
             };
             let o = engine.query(&request).await?;
-            (
+            let ids = docs(
                 o.artifacts
                     .iter()
-                    .map(|a| doc(a.chunk.document_id.as_str()))
+                    .map(|a| a.chunk.document_id.as_str())
                     .collect(),
-                Some(o),
-            )
+            );
+            (ids, (stage == Stage::Crag).then_some(o))
         }
     };
     let mut seen = HashSet::new();
@@ -578,8 +571,7 @@ fn evaluator_report(
             .iter()
             .take(10)
             .any(|d| j.get(d).is_some_and(|g| *g > 0));
-        let verdict = o.verdict().map_or("unjudged", Verdict::as_str);
-        verdicts.entry(verdict.to_owned()).or_default()[usize::from(!answerable)] += 1;
+        verdicts.entry(o.decision().to_owned()).or_default()[usize::from(!answerable)] += 1;
         if let Some(e) = &o.evaluation {
             scores.push(f64::from(e.score));
             labels.push(answerable);
@@ -710,10 +702,6 @@ fn peak_rss() -> Option<u64> {
 
 fn as_refs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ use crag_core::{LegHit, TopK};
 use crag_engine::{
     Artifact, ArtifactOrigin, EngineStats, IngestReport, QueryOutcome, QueryTimings,
 };
+use crag_evaluation::percentile;
+use crag_routing::Route;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -308,7 +310,7 @@ pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
                 println!("evaluator issue: {issue}");
             }
         }
-        None if o.route.route.as_str() == "no_retrieval" => {}
+        None if o.route.route == Route::NoRetrieval => {}
         None => println!("verdict: none (results not judged)"),
     }
     for c in &o.corrections {
@@ -323,7 +325,7 @@ pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
             );
         }
     }
-    if o.artifacts.is_empty() && o.route.route.as_str() != "no_retrieval" {
+    if o.artifacts.is_empty() && o.route.route != Route::NoRetrieval {
         println!("no results for {:?}", o.query.as_str());
     }
     let rank = |l: Option<LegHit>| l.map_or_else(|| "-".to_owned(), |l| l.rank.to_string());
@@ -530,18 +532,12 @@ struct LatencySummary {
 }
 
 impl LatencySummary {
-    fn of(mut values: Vec<f64>) -> Self {
-        values.sort_by(f64::total_cmp);
-        // Nearest-rank percentile.
-        let pick = |p: f64| {
-            let rank = ((p * values.len() as f64).ceil() as usize).max(1);
-            values.get(rank - 1).copied()
-        };
+    fn of(values: &[f64]) -> Self {
         Self {
             count: values.len(),
-            p50: pick(0.50),
-            p95: pick(0.95),
-            max: values.last().copied(),
+            p50: percentile(values, 0.50),
+            p95: percentile(values, 0.95),
+            max: percentile(values, 1.0),
         }
     }
 
@@ -562,12 +558,7 @@ fn summarize(outcomes: &[(String, QueryOutcome)]) -> BatchSummary {
     };
     let (mut all, mut fast, mut corrected) = (Vec::new(), Vec::new(), Vec::new());
     for (_, o) in outcomes {
-        let verdict = match o.verdict() {
-            Some(v) => v.as_str(),
-            None if o.route.route.as_str() == "no_retrieval" => "no_retrieval",
-            None => "unjudged",
-        };
-        *s.verdicts.entry(verdict.to_owned()).or_default() += 1;
+        *s.verdicts.entry(o.decision().to_owned()).or_default() += 1;
         let strategy = o.correction_strategy();
         *s.correction_strategies
             .entry(strategy.to_owned())
@@ -581,9 +572,9 @@ fn summarize(outcomes: &[(String, QueryOutcome)]) -> BatchSummary {
             corrected.push(t);
         }
     }
-    s.latency_ms = LatencySummary::of(all);
-    s.fast_path_latency_ms = LatencySummary::of(fast);
-    s.corrected_path_latency_ms = LatencySummary::of(corrected);
+    s.latency_ms = LatencySummary::of(&all);
+    s.fast_path_latency_ms = LatencySummary::of(&fast);
+    s.corrected_path_latency_ms = LatencySummary::of(&corrected);
     s
 }
 

@@ -337,6 +337,7 @@ async fn evaluator_failure_honours_the_fail_mode() {
     let open = with(failing(), None, CragConfig::default()).await;
     let o = open.query(&request("Rust ownership", 3)).await.unwrap();
     assert_eq!(o.verdict(), None);
+    assert_eq!(o.decision(), "unjudged");
     assert_eq!(o.artifacts.len(), o.original_count);
     assert!(o.warnings.iter().any(|w| w.contains("evaluator down")));
     assert_eq!(kinds(&o), vec![CorrectionKind::Keep]);
@@ -405,6 +406,7 @@ async fn small_talk_skips_retrieval() {
     assert_eq!(o.route.route, crag_routing::Route::NoRetrieval);
     assert!(o.artifacts.is_empty());
     assert_eq!(o.evaluation, None);
+    assert_eq!(o.decision(), "no_retrieval");
     assert_eq!(evaluator.calls(), 0);
 }
 

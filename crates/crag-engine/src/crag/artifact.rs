@@ -200,6 +200,16 @@ impl QueryOutcome {
         self.evaluation.as_ref().map(|e| e.verdict)
     }
 
+    /// The decision as counted in metrics and summaries: the verdict's name, `no_retrieval`
+    /// when routing skipped retrieval, or `unjudged` (CRAG off, or the evaluator failed open).
+    pub fn decision(&self) -> &'static str {
+        match (&self.evaluation, self.route.route) {
+            (Some(e), _) => e.verdict.as_str(),
+            (None, crag_routing::Route::NoRetrieval) => "no_retrieval",
+            (None, _) => "unjudged",
+        }
+    }
+
     /// The main correction applied, for summaries and metric labels: `web_search`, `expand`,
     /// `rewrite`, `refine`, `discard`, or `none` (kept as retrieved).
     pub fn correction_strategy(&self) -> &'static str {

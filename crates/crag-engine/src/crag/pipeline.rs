@@ -241,11 +241,7 @@ impl Engine {
 }
 
 fn record(rt: &CragRuntime, outcome: &QueryOutcome) {
-    let decision = match (&outcome.evaluation, outcome.route.route) {
-        (Some(e), _) => e.verdict.as_str(),
-        (None, Route::NoRetrieval) => "no_retrieval",
-        (None, _) => "unjudged",
-    };
+    let decision = outcome.decision();
     let strategy = outcome.correction_strategy();
     let kinds: Vec<&str> = outcome
         .corrections
