@@ -1,65 +1,31 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use crag_core::{Query, TopK};
 use crag_engine::sources::{is_beir_corpus, read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
 use crag_engine::{ChunkingConfig, Engine, EngineConfig, IngestProgress, QueryRequest};
-use crag_lancedb::LanceVectorIndex;
-use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
-use crag_tantivy::TantivyKeywordIndex;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::config::{EvaluatorKind, FileConfig, WebProvider};
 use crate::output;
+use crag_config::{Config, EvaluatorKind, WebProvider};
 
-/// Where things live, from global flags.
+/// The effective configuration (file, `CRAG_` environment, then global flags).
 pub struct Context {
-    pub data_dir: PathBuf,
-    pub config: Option<PathBuf>,
-    pub vectors_uri: Option<String>,
-    pub assets_dir: Option<PathBuf>,
+    pub config: Config,
 }
 
-/// Name of the LanceDB table holding chunk vectors.
-const VECTOR_TABLE: &str = "chunks";
-
 impl Context {
-    /// The model and runtime assets directory.
-    pub(crate) fn assets_dir(&self) -> PathBuf {
-        self.assets_dir.clone().unwrap_or_else(default_assets_dir)
+    pub(crate) fn data_dir(&self) -> &Path {
+        &self.config.data_dir
     }
 
-    fn vectors_uri(&self) -> String {
-        self.vectors_uri
-            .clone()
-            .unwrap_or_else(|| self.data_dir.join("vectors").to_string_lossy().into_owned())
-    }
-
-    pub(crate) async fn engine(&self, config: EngineConfig) -> Result<Engine> {
-        let assets_dir = self.assets_dir();
-        let assets = EmbedderAssets::from_manifest(&assets_dir)?;
-        let embedder =
-            tokio::task::spawn_blocking(move || OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)))
-                .await
-                .context("embedder loading task failed")??;
-        let dimension = crag_ports::Embedder::dimension(&embedder);
-        std::fs::create_dir_all(&self.data_dir).with_context(|| {
-            format!(
-                "failed to create data directory {}",
-                self.data_dir.display()
-            )
-        })?;
-        let keywords = TantivyKeywordIndex::open(&self.data_dir.join("keyword"))?;
-        let vectors = LanceVectorIndex::open(&self.vectors_uri(), VECTOR_TABLE, dimension).await?;
-        Ok(Engine::new(
-            Arc::new(embedder),
-            Arc::new(vectors),
-            Arc::new(keywords),
-            config,
-        )?)
+    /// The embedded stack on the configured data directory, without the Corrective RAG adapters.
+    pub(crate) async fn engine(&self, engine: EngineConfig) -> Result<Engine> {
+        self.config
+            .open_indexes(self.data_dir(), &self.config.vectors_uri(), engine)
+            .await
     }
 }
 
@@ -156,10 +122,7 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     if args.token_budget == Some(0) {
         bail!("--token-budget must be positive");
     }
-    let mut config = match &ctx.config {
-        Some(path) => FileConfig::load(path)?,
-        None => FileConfig::default(),
-    };
+    let mut config = ctx.config.clone();
     if let Some(kind) = args.evaluator {
         config.evaluator.kind = kind;
     }
@@ -169,7 +132,7 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     if let Some(url) = &args.web_search_url {
         config.web_search.url = Some(url.clone());
     }
-    let parts = config.components(&ctx.assets_dir())?;
+    let parts = config.components()?;
     let request = |query: Query| QueryRequest {
         use_crag: !args.no_crag,
         use_web_search: !args.no_web,
@@ -184,7 +147,7 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
             Query::new(args.text.as_deref().unwrap_or_default())?,
         )],
     };
-    ensure_index(&ctx.data_dir)?;
+    ensure_index(ctx.data_dir())?;
     let engine = ctx
         .engine(EngineConfig::default())
         .await?
@@ -251,11 +214,11 @@ pub struct StatsArgs {
 }
 
 pub async fn stats(ctx: &Context, args: StatsArgs) -> Result<()> {
-    ensure_index(&ctx.data_dir)?;
+    ensure_index(ctx.data_dir())?;
     let engine = ctx.engine(EngineConfig::default()).await?;
     let stats = engine.stats().await?;
-    let bytes = dir_size(&ctx.data_dir);
-    output::stats(&ctx.data_dir, &stats, bytes, args.json)
+    let bytes = dir_size(ctx.data_dir());
+    output::stats(ctx.data_dir(), &stats, bytes, args.json)
 }
 
 fn ensure_index(data_dir: &Path) -> Result<()> {

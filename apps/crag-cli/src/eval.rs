@@ -18,8 +18,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::commands::{dir_size, Bar, Context};
-use crate::config::FileConfig;
 use crate::output::ms;
+use crag_config::Config;
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -180,7 +180,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     let index_dir = args
         .index_dir
         .clone()
-        .unwrap_or_else(|| ctx.data_dir.join("eval").join(&name));
+        .unwrap_or_else(|| ctx.data_dir().join("eval").join(&name));
 
     // Ablation: the relevant documents of a seeded choice of queries leave the index.
     let chosen = choose(collection.queries.len(), args.ablate, args.seed);
@@ -208,22 +208,14 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     });
     let documents = loaded.documents.len();
 
-    let index_ctx = Context {
-        data_dir: index_dir.clone(),
-        config: ctx.config.clone(),
-        vectors_uri: None,
-        assets_dir: ctx.assets_dir.clone(),
-    };
     std::fs::create_dir_all(&index_dir)
         .with_context(|| format!("cannot create {}", index_dir.display()))?;
-    let config = match &ctx.config {
-        Some(path) => FileConfig::load(path)?,
-        None => FileConfig::default(),
-    };
-    let engine = index_ctx
-        .engine(EngineConfig::default())
+    let config = &ctx.config;
+    let vectors_uri = index_dir.join("vectors").to_string_lossy().into_owned();
+    let engine = config
+        .open_indexes(&index_dir, &vectors_uri, EngineConfig::default())
         .await?
-        .with_crag(config.components(&ctx.assets_dir())?)?;
+        .with_crag(config.components()?)?;
     eprintln!(
         "indexing {} documents of {} into {}",
         documents,
@@ -294,7 +286,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     let evaluator = evaluator_report(
         &collection,
         &per_query,
-        &config,
+        config,
         args.ablate,
         args.seed,
         chosen.len(),
@@ -547,7 +539,7 @@ fn stage_report(
 fn evaluator_report(
     c: &Collection,
     per_query: &HashMap<Stage, Vec<Run>>,
-    config: &FileConfig,
+    config: &Config,
     ablate: f64,
     seed: u64,
     ablated_queries: usize,

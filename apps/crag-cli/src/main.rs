@@ -1,7 +1,6 @@
 //! The `crag` command: ingest documents, query them, show index statistics.
 
 mod commands;
-mod config;
 mod eval;
 mod output;
 
@@ -9,22 +8,26 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use crag_config::Config;
 
 /// Self-correcting hybrid retrieval over your documents and code.
 #[derive(Debug, Parser)]
 #[command(name = "crag", version, about)]
 struct Cli {
-    /// Data directory holding the indexes.
-    #[arg(long, global = true, env = "CRAG_DATA_DIR", default_value = ".crag")]
-    data_dir: PathBuf,
-    /// Vector store URI (a directory or an object-store URI); default: <data-dir>/vectors.
-    #[arg(long, global = true, env = "CRAG_VECTORS_URI")]
+    /// Data directory holding the indexes (overrides `data_dir` / `CRAG_DATA_DIR`; default .crag).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// Vector store URI, a directory or an object-store URI (overrides `vectors_uri`);
+    /// default: <data-dir>/vectors.
+    #[arg(long, global = true)]
     vectors_uri: Option<String>,
-    /// Configuration file (TOML; see docs/crag.md); default: built-in defaults.
+    /// Configuration file (TOML; see docs/configuration.md); default: built-in defaults.
+    /// `CRAG_<SECTION>__<KEY>` environment variables override it.
     #[arg(long, global = true, env = "CRAG_CONFIG")]
     config: Option<PathBuf>,
-    /// Directory of the model and runtime assets; default: ~/.cache/crag/assets.
-    #[arg(long, global = true, env = "CRAG_ASSETS_DIR")]
+    /// Directory of the model and runtime assets (overrides `assets_dir`);
+    /// default: ~/.cache/crag/assets.
+    #[arg(long, global = true)]
     assets_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
@@ -40,6 +43,16 @@ enum Command {
     Stats(commands::StatsArgs),
     /// Measure retrieval quality, latency and the evaluator on a BEIR collection.
     Eval(eval::EvalArgs),
+    /// Show or check the effective configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Print the effective configuration (defaults, file, environment, flags) as TOML;
+    /// auth tokens are redacted.
+    Print,
 }
 
 #[tokio::main]
@@ -52,23 +65,44 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let ctx = commands::Context {
-        data_dir: cli.data_dir,
-        config: cli.config,
-        vectors_uri: cli.vectors_uri,
-        assets_dir: cli.assets_dir,
-    };
-    let result = match cli.command {
-        Command::Ingest(args) => commands::ingest(&ctx, args).await,
-        Command::Query(args) => commands::query(&ctx, args).await,
-        Command::Stats(args) => commands::stats(&ctx, args).await,
-        Command::Eval(args) => eval::eval(&ctx, args).await,
+    let result = match load_config(&cli) {
+        Ok(config) => run(cli.command, commands::Context { config }).await,
+        Err(err) => Err(err),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Defaults, then the file, then `CRAG_` variables, then the global flags.
+fn load_config(cli: &Cli) -> anyhow::Result<Config> {
+    let mut config = Config::load(cli.config.as_deref(), std::env::vars())?;
+    if let Some(dir) = &cli.data_dir {
+        config.data_dir = dir.clone();
+    }
+    if let Some(uri) = &cli.vectors_uri {
+        config.vectors_uri = Some(uri.clone());
+    }
+    if let Some(dir) = &cli.assets_dir {
+        config.assets_dir = Some(dir.clone());
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
+    match command {
+        Command::Ingest(args) => commands::ingest(&ctx, args).await,
+        Command::Query(args) => commands::query(&ctx, args).await,
+        Command::Stats(args) => commands::stats(&ctx, args).await,
+        Command::Eval(args) => eval::eval(&ctx, args).await,
+        Command::Config(ConfigCommand::Print) => {
+            print!("{}", ctx.config.to_toml()?);
+            Ok(())
         }
     }
 }

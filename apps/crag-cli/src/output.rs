@@ -5,271 +5,19 @@ use std::path::Path;
 
 use anyhow::Result;
 use crag_core::{LegHit, TopK};
-use crag_engine::{
-    Artifact, ArtifactOrigin, EngineStats, IngestReport, QueryOutcome, QueryTimings,
-};
+use crag_engine::{ArtifactOrigin, EngineStats, IngestReport, QueryOutcome};
 use crag_evaluation::percentile;
+pub use crag_http::dto::ms;
+use crag_http::dto::{query_response, QueryResponse};
 use crag_routing::Route;
 use serde::Serialize;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueryOutput<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    query_id: Option<&'a str>,
-    query: &'a str,
-    top_k: usize,
-    route: RouteOutput<'a>,
-    crag_decision: Option<&'static str>,
-    crag_score: Option<f32>,
-    crag_correction_strategy: &'static str,
-    crag_web_search_used: bool,
-    crag: Option<CragOutput<'a>>,
-    corrections: Vec<CorrectionOutput<'a>>,
-    original_count: usize,
-    rerank: Option<RerankOutput<'a>>,
-    tokens_used: usize,
-    token_budget: usize,
-    results: Vec<ResultOutput<'a>>,
-    timings: TimingsOutput,
-    warnings: &'a [String],
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RerankOutput<'a> {
-    model_id: &'a str,
-    candidates: usize,
-    kept: usize,
-    skipped: Option<&'a str>,
-    cache_hit: bool,
-}
-
-#[derive(Serialize)]
-struct RerankScoreOutput {
-    logit: f32,
-    probability: f32,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RouteOutput<'a> {
-    route: &'static str,
-    reason: &'a str,
-    sub_queries: &'a [String],
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CragOutput<'a> {
-    evaluator: Option<&'a str>,
-    verdict: &'static str,
-    score: f32,
-    reasoning: &'a str,
-    criteria: Vec<CriterionOutput<'a>>,
-    document_scores: &'a [Option<f32>],
-    issues: &'a [String],
-}
-
-#[derive(Serialize)]
-struct CriterionOutput<'a> {
-    name: &'a str,
-    score: f32,
-    weight: f32,
-}
-
-#[derive(Serialize)]
-struct CorrectionOutput<'a> {
-    kind: &'static str,
-    reason: &'a str,
-    queries: &'a [String],
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ResultOutput<'a> {
-    rank: usize,
-    chunk_id: &'a str,
-    document_id: &'a str,
-    source: &'a str,
-    title: &'a str,
-    kind: &'a str,
-    origin: ArtifactOrigin,
-    span: SpanOutput,
-    score: Option<f32>,
-    fused_score: Option<f32>,
-    keyword: Option<LegOutput>,
-    vector: Option<LegOutput>,
-    relevance: Option<f32>,
-    rerank: Option<RerankScoreOutput>,
-    web_rank: Option<usize>,
-    refined: bool,
-    tokens: usize,
-    text: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SpanOutput {
-    byte_start: u64,
-    byte_end: u64,
-    line_start: u32,
-    line_end: u32,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TimingsOutput {
-    route_ms: f64,
-    retrieve_ms: f64,
-    keyword_ms: f64,
-    embed_ms: f64,
-    vector_ms: f64,
-    fusion_ms: f64,
-    rerank_ms: f64,
-    evaluate_ms: f64,
-    expand_ms: f64,
-    rewrite_ms: f64,
-    web_search_ms: f64,
-    refine_ms: f64,
-    pack_ms: f64,
-    total_ms: f64,
-}
-
-impl From<&QueryTimings> for TimingsOutput {
-    fn from(t: &QueryTimings) -> Self {
-        Self {
-            route_ms: ms(t.route),
-            retrieve_ms: ms(t.retrieve),
-            keyword_ms: ms(t.retrieval.keyword),
-            embed_ms: ms(t.retrieval.embed),
-            vector_ms: ms(t.retrieval.vector),
-            fusion_ms: ms(t.retrieval.fusion),
-            rerank_ms: ms(t.rerank),
-            evaluate_ms: ms(t.evaluate),
-            expand_ms: ms(t.expand),
-            rewrite_ms: ms(t.rewrite),
-            web_search_ms: ms(t.web_search),
-            refine_ms: ms(t.refine),
-            pack_ms: ms(t.pack),
-            total_ms: ms(t.total),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct LegOutput {
-    rank: usize,
-    score: f32,
-}
-
-fn leg(l: Option<LegHit>) -> Option<LegOutput> {
-    l.map(|l| LegOutput {
-        rank: l.rank,
-        score: l.score,
-    })
-}
-
-fn result(rank: usize, a: &Artifact) -> ResultOutput<'_> {
-    let c = &a.chunk;
-    ResultOutput {
-        rank,
-        chunk_id: c.id.as_str(),
-        document_id: c.document_id.as_str(),
-        source: &c.source,
-        title: &c.title,
-        kind: c.kind.as_str(),
-        origin: a.origin,
-        span: SpanOutput {
-            byte_start: c.span.byte_start,
-            byte_end: c.span.byte_end,
-            line_start: c.span.line_start,
-            line_end: c.span.line_end,
-        },
-        score: a.normalized_score,
-        fused_score: a.fused_score,
-        keyword: leg(a.keyword),
-        vector: leg(a.vector),
-        relevance: a.relevance,
-        rerank: a.rerank.map(|r| RerankScoreOutput {
-            logit: r.logit,
-            probability: r.probability,
-        }),
-        web_rank: a.web_rank,
-        refined: a.refined,
-        tokens: a.tokens,
-        text: &c.text,
-    }
-}
-
-/// The JSON shape of a query outcome (see docs/cli-json.md).
-pub fn query_json<'a>(id: Option<&'a str>, top_k: TopK, o: &'a QueryOutcome) -> QueryOutput<'a> {
-    QueryOutput {
-        query_id: id,
-        query: o.query.as_str(),
-        top_k: top_k.get(),
-        route: RouteOutput {
-            route: o.route.route.as_str(),
-            reason: &o.route.reason,
-            sub_queries: &o.route.sub_queries,
-        },
-        crag_decision: o.verdict().map(|v| v.as_str()),
-        crag_score: o.evaluation.as_ref().map(|e| e.score),
-        crag_correction_strategy: o.correction_strategy(),
-        crag_web_search_used: o.web_search_used,
-        crag: o.evaluation.as_ref().map(|e| CragOutput {
-            evaluator: o.evaluator.as_deref(),
-            verdict: e.verdict.as_str(),
-            score: e.score,
-            reasoning: &e.reasoning,
-            criteria: e
-                .criteria
-                .iter()
-                .map(|c| CriterionOutput {
-                    name: &c.name,
-                    score: c.score,
-                    weight: c.weight,
-                })
-                .collect(),
-            document_scores: &e.document_scores,
-            issues: &e.issues,
-        }),
-        corrections: o
-            .corrections
-            .iter()
-            .map(|c| CorrectionOutput {
-                kind: c.kind.as_str(),
-                reason: &c.reason,
-                queries: &c.queries,
-            })
-            .collect(),
-        original_count: o.original_count,
-        rerank: o.rerank.as_ref().map(|r| RerankOutput {
-            model_id: &r.model_id,
-            candidates: r.candidates,
-            kept: r.kept,
-            skipped: r.skipped.as_deref(),
-            cache_hit: r.cache_hit,
-        }),
-        tokens_used: o.tokens_used,
-        token_budget: o.token_budget,
-        results: o
-            .artifacts
-            .iter()
-            .enumerate()
-            .map(|(i, a)| result(i + 1, a))
-            .collect(),
-        timings: TimingsOutput::from(&o.timings),
-        warnings: &o.warnings,
-    }
-}
 
 /// Prints a query outcome.
 pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&query_json(None, top_k, o))?
+            serde_json::to_string_pretty(&query_response(None, None, top_k, o))?
         );
         return Ok(());
     }
@@ -375,10 +123,6 @@ pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
         ms(t.refine),
     );
     Ok(())
-}
-
-pub fn ms(d: std::time::Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 /// Collapses whitespace and cuts `text` to about `max` characters.
@@ -507,7 +251,7 @@ mod tests {
 #[serde(rename_all = "camelCase")]
 struct BatchOutput<'a> {
     summary: BatchSummary,
-    queries: Vec<QueryOutput<'a>>,
+    queries: Vec<QueryResponse<'a>>,
 }
 
 /// Verdicts, corrections and latencies over a batch of queries.
@@ -586,7 +330,7 @@ pub fn batch(top_k: TopK, outcomes: &[(String, QueryOutcome)], json: bool) -> Re
             summary,
             queries: outcomes
                 .iter()
-                .map(|(id, o)| query_json(Some(id), top_k, o))
+                .map(|(id, o)| query_response(Some(id), None, top_k, o))
                 .collect(),
         };
         println!("{}", serde_json::to_string(&out)?);

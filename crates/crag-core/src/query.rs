@@ -117,3 +117,71 @@ mod tests {
         assert_eq!(TopK::default().get(), 10);
     }
 }
+
+/// Restricts retrieval to some of the indexed chunks. The empty filter keeps everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkFilter {
+    /// Keep chunks whose source (path or URL) starts with this prefix.
+    pub source_prefix: Option<String>,
+    /// Keep chunks of these kinds; empty: every kind.
+    pub kinds: Vec<crate::ChunkKind>,
+}
+
+impl ChunkFilter {
+    /// Whether the filter keeps everything.
+    pub fn is_empty(&self) -> bool {
+        self.source_prefix.as_deref().is_none_or(str::is_empty) && self.kinds.is_empty()
+    }
+
+    /// Whether `chunk` passes the filter.
+    pub fn matches(&self, chunk: &crate::Chunk) -> bool {
+        self.source_prefix
+            .as_deref()
+            .is_none_or(|p| chunk.source.starts_with(p))
+            && (self.kinds.is_empty() || self.kinds.contains(&chunk.kind))
+    }
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::*;
+    use crate::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
+
+    fn chunk(source: &str, kind: ChunkKind) -> Chunk {
+        let doc = DocumentId::new(source).unwrap();
+        Chunk::new(
+            ChunkId::for_document(&doc, 0),
+            doc,
+            source,
+            "t",
+            "text",
+            Span::new(0, 4, 1, 1).unwrap(),
+            kind,
+            "h",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn filters_by_prefix_and_kind() {
+        let code = chunk("src/lib.rs", ChunkKind::Code);
+        let doc = chunk("docs/a.md", ChunkKind::Prose);
+        assert!(ChunkFilter::default().is_empty());
+        assert!(ChunkFilter::default().matches(&code));
+        let src = ChunkFilter {
+            source_prefix: Some("src/".into()),
+            kinds: vec![],
+        };
+        assert!(src.matches(&code) && !src.matches(&doc));
+        let prose = ChunkFilter {
+            source_prefix: None,
+            kinds: vec![ChunkKind::Prose],
+        };
+        assert!(!prose.matches(&code) && prose.matches(&doc));
+        let both = ChunkFilter {
+            source_prefix: Some("docs".into()),
+            kinds: vec![ChunkKind::Code],
+        };
+        assert!(!both.is_empty() && !both.matches(&doc) && !both.matches(&code));
+    }
+}

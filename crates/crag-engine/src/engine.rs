@@ -1,7 +1,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crag_core::{Document, FusedHit, Query, ScoredChunk, TopK};
+use crag_core::{ChunkFilter, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK};
 use crag_ports::{Embedder, KeywordIndex, PortResult, VectorIndex};
 
 use crate::chunker::ChunkingConfig;
@@ -10,6 +10,9 @@ use crate::error::{EngineError, Result};
 use crate::fusion::{reciprocal_rank_fusion, RRF_K};
 use crate::ingest::{IngestProgress, IngestReport, Ingestor, Scope};
 use crate::sources::Skipped;
+
+/// How many times the usual leg depth is fetched when a [`ChunkFilter`] is set.
+pub const FILTER_OVERFETCH: usize = 5;
 
 /// Tunables of the engine.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -173,11 +176,36 @@ impl Engine {
     /// If one leg fails the other's results are returned with a warning; if both fail, the
     /// keyword leg's error is returned.
     pub async fn retrieve(&self, query: &Query, top_k: TopK) -> Result<Retrieval> {
+        self.retrieve_with(query, top_k, &ChunkFilter::default())
+            .await
+    }
+
+    /// Like [`Engine::retrieve`], keeping only chunks that pass `filter`. The filter is
+    /// applied to each leg's candidates before fusion; with a filter set, each leg is asked
+    /// for [`FILTER_OVERFETCH`] times its usual depth so that selective filters still fill
+    /// `top_k` (a very selective filter can return fewer).
+    pub async fn retrieve_with(
+        &self,
+        query: &Query,
+        top_k: TopK,
+        filter: &ChunkFilter,
+    ) -> Result<Retrieval> {
         let started = Instant::now();
-        let depth = self.config.leg_depth.max(top_k.get());
+        let mut depth = self.config.leg_depth.max(top_k.get());
+        if !filter.is_empty() {
+            depth = depth.saturating_mul(FILTER_OVERFETCH);
+        }
+        let keep = |hits: PortResult<Vec<ScoredChunk>>| {
+            hits.map(|mut v| {
+                if !filter.is_empty() {
+                    v.retain(|h| filter.matches(&h.chunk));
+                }
+                v
+            })
+        };
         let keyword_leg = async {
             let t = Instant::now();
-            let hits = self.keywords.search(query.as_str(), depth).await;
+            let hits = keep(self.keywords.search(query.as_str(), depth).await);
             (hits, t.elapsed())
         };
         let vector_leg = async {
@@ -192,7 +220,7 @@ impl Engine {
                 },
                 Err(e) => Err(e),
             };
-            (hits, embed_time, t.elapsed())
+            (keep(hits), embed_time, t.elapsed())
         };
         let ((keyword, keyword_time), (vector, embed_time, vector_time)) =
             tokio::join!(keyword_leg, vector_leg);
@@ -241,6 +269,20 @@ impl Engine {
             .pop()
             .ok_or_else(|| EngineError::InvalidInput("no query embedding".into()))?;
         Ok(self.vectors.nearest(&vector, top_k.get()).await?)
+    }
+
+    /// Deletes a document's chunks from both indexes; `false` when no such document is
+    /// stored. The vector index goes first, so a failure leaves the document findable by BM25
+    /// and listed, and the delete can be retried.
+    pub async fn delete_document(&self, id: &DocumentId) -> Result<bool> {
+        let stored = self.keywords.documents().await?;
+        if !stored.iter().any(|d| &d.id == id) {
+            return Ok(false);
+        }
+        let ids = std::slice::from_ref(id);
+        self.vectors.delete_documents(ids).await?;
+        self.keywords.delete_documents(ids).await?;
+        Ok(true)
     }
 
     /// Counts what the indexes hold.

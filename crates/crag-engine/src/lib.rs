@@ -17,7 +17,9 @@ pub use crag::{
     HeuristicRelevance, LlmRelevance, QueryOutcome, QueryRequest, QueryTimings, RerankConfig,
     RerankOutcome,
 };
-pub use engine::{Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings};
+pub use engine::{
+    Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings, FILTER_OVERFETCH,
+};
 pub use error::{EngineError, Result};
 pub use fusion::{reciprocal_rank_fusion, RRF_K};
 pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};

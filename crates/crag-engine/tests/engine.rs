@@ -268,3 +268,95 @@ fn mismatched_dimensions_are_rejected() {
     .unwrap_err();
     assert!(err.to_string().contains("dimension"));
 }
+
+#[tokio::test]
+async fn filters_restrict_retrieval_by_source_prefix_and_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("docs")).unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("docs/oven.md"),
+        "the oven bakes bread with a crust",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/oven.rs"),
+        "fn oven() { bake(\"bread crust\"); }",
+    )
+    .unwrap();
+    let f = fixture();
+    ingest_dir(&f, root).await;
+    let q = Query::new("oven bread crust").unwrap();
+    let k = TopK::new(10).unwrap();
+    let all = f.engine.retrieve(&q, k).await.unwrap();
+    let sources: std::collections::HashSet<_> =
+        all.hits.iter().map(|h| h.chunk.source.clone()).collect();
+    assert_eq!(sources.len(), 2, "{sources:?}");
+
+    let docs_only = crag_core::ChunkFilter {
+        source_prefix: Some("docs/".into()),
+        kinds: vec![],
+    };
+    let r = f.engine.retrieve_with(&q, k, &docs_only).await.unwrap();
+    assert!(!r.hits.is_empty());
+    assert!(r.hits.iter().all(|h| h.chunk.source.starts_with("docs/")));
+
+    let code_only = crag_core::ChunkFilter {
+        source_prefix: None,
+        kinds: vec![crag_core::ChunkKind::Code],
+    };
+    let r = f.engine.retrieve_with(&q, k, &code_only).await.unwrap();
+    assert!(!r.hits.is_empty());
+    assert!(r
+        .hits
+        .iter()
+        .all(|h| h.chunk.kind == crag_core::ChunkKind::Code));
+
+    let none = crag_core::ChunkFilter {
+        source_prefix: Some("nowhere/".into()),
+        kinds: vec![],
+    };
+    assert!(f
+        .engine
+        .retrieve_with(&q, k, &none)
+        .await
+        .unwrap()
+        .hits
+        .is_empty());
+}
+
+#[tokio::test]
+async fn deleting_a_document_removes_it_from_both_indexes_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.md"), "alpha bravo charlie").unwrap();
+    std::fs::write(root.join("b.md"), "alpha delta echo").unwrap();
+    let f = fixture();
+    ingest_dir(&f, root).await;
+    let before = f.engine.stats().await.unwrap();
+    assert_eq!(before.documents, 2);
+    let docs = f.keywords.documents().await.unwrap();
+    let a = docs
+        .iter()
+        .find(|d| d.id.as_str().ends_with("a.md"))
+        .unwrap()
+        .id
+        .clone();
+    assert!(f.engine.delete_document(&a).await.unwrap());
+    assert!(
+        !f.engine.delete_document(&a).await.unwrap(),
+        "second delete: not found"
+    );
+    let after = f.engine.stats().await.unwrap();
+    assert_eq!(after.documents, 1);
+    assert_eq!(after.keyword_chunks, after.vector_chunks);
+    assert!(after.keyword_chunks > 0);
+    let r = f
+        .engine
+        .retrieve(&Query::new("alpha").unwrap(), TopK::new(5).unwrap())
+        .await
+        .unwrap();
+    assert!(r.hits.iter().all(|h| h.chunk.document_id != a));
+    assert!(!r.hits.is_empty());
+}

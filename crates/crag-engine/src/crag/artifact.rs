@@ -118,6 +118,8 @@ pub struct QueryRequest {
     pub token_budget: Option<usize>,
     /// Rerank the candidates (it also needs a configured reranker and `crag.rerank.enabled`).
     pub use_rerank: bool,
+    /// Only indexed chunks passing this filter are retrieved (web results are not filtered).
+    pub filter: crag_core::ChunkFilter,
 }
 
 impl QueryRequest {
@@ -130,6 +132,7 @@ impl QueryRequest {
             use_web_search: true,
             token_budget: None,
             use_rerank: true,
+            filter: crag_core::ChunkFilter::default(),
         }
     }
 }

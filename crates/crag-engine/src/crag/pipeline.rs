@@ -274,7 +274,10 @@ impl Run<'_> {
         route: &RoutingDecision,
         top_k: TopK,
     ) -> Result<(Vec<FusedHit>, Option<f32>, RetrievalTimings)> {
-        let main = self.engine.retrieve(&self.request.query, top_k).await?;
+        let main = self
+            .engine
+            .retrieve_with(&self.request.query, top_k, &self.request.filter)
+            .await?;
         self.warnings.extend(main.warnings.iter().cloned());
         if route.route != Route::MultiStep || route.sub_queries.is_empty() {
             return Ok((main.hits, main.vector_floor, main.timings));
@@ -284,8 +287,11 @@ impl Run<'_> {
             .iter()
             .filter_map(|q| Query::new(q).ok())
             .collect();
-        let results =
-            futures::future::join_all(subs.iter().map(|q| self.engine.retrieve(q, top_k))).await;
+        let results = futures::future::join_all(
+            subs.iter()
+                .map(|q| self.engine.retrieve_with(q, top_k, &self.request.filter)),
+        )
+        .await;
         let mut lists = vec![main.hits];
         let mut floor = main.vector_floor;
         for (q, r) in subs.iter().zip(results) {
@@ -456,7 +462,10 @@ impl Run<'_> {
             match self.rt.expander.expand(self.request.query.as_str()) {
                 Some(expanded) => match Query::new(&expanded) {
                     Ok(q) => {
-                        let r = self.engine.retrieve(&q, self.request.top_k).await?;
+                        let r = self
+                            .engine
+                            .retrieve_with(&q, self.request.top_k, &self.request.filter)
+                            .await?;
                         self.warnings.extend(r.warnings);
                         let new: Vec<Artifact> =
                             r.hits.into_iter().map(Artifact::from_hit).collect();
@@ -608,7 +617,10 @@ impl Run<'_> {
             return Ok(Vec::new());
         };
         let t = Instant::now();
-        let r = self.engine.retrieve(&q, self.request.top_k).await?;
+        let r = self
+            .engine
+            .retrieve_with(&q, self.request.top_k, &self.request.filter)
+            .await?;
         self.timings.rewrite += t.elapsed();
         self.warnings.extend(r.warnings);
         let mut found: Vec<Artifact> = r.hits.into_iter().map(Artifact::from_hit).collect();

@@ -1,42 +1,21 @@
-//! The Corrective RAG part of the configuration: a TOML file (`--config` / `CRAG_CONFIG`)
-//! whose keys are documented in docs/crag.md, with a few command-line overrides. Unknown keys
-//! are rejected with the key's name.
+//! The adapter sections of the configuration (`[evaluator]`, `[web_search]`, `[llm]`,
+//! `[reranker]`) and the builders turning them into port implementations.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
-use crag_engine::{CragComponents, CragConfig, HeuristicRelevance, LlmRelevance};
 use crag_evaluation::{HeuristicConfig, LlmJudgeConfig};
-use crag_expansion::SynonymTable;
 use crag_llm::{
     HttpEvaluator, HttpEvaluatorConfig, HttpReranker, HttpRerankerConfig, OpenAiChat,
     OpenAiChatConfig,
 };
 use crag_onnx::{CrossEncoderAssets, EmbedderAssets, OnnxCrossEncoder, OnnxCrossEncoderConfig};
-use crag_ports::{LanguageModel, RelevanceEvaluator, Reranker, WebSearch};
+use crag_ports::{LanguageModel, Reranker, WebSearch};
 use crag_websearch::{DuckDuckGoConfig, DuckDuckGoSearch, SearxngConfig, SearxngSearch};
 use serde::{Deserialize, Serialize};
 use url::Url;
-
-/// The configuration file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct FileConfig {
-    /// Corrective RAG tunables.
-    pub crag: CragConfig,
-    /// Which evaluator judges retrievals, and its settings.
-    pub evaluator: EvaluatorSection,
-    /// Web search provider.
-    pub web_search: WebSearchSection,
-    /// OpenAI-compatible chat endpoint (LLM evaluator, query rewriting).
-    pub llm: Option<LlmSection>,
-    /// JSON synonym table `{"term": ["synonym", ...]}`; default: the seed's table.
-    pub synonyms_file: Option<PathBuf>,
-    /// Cross-encoder reranker (two-stage retrieval); tunables are in `[crag.rerank]`.
-    pub reranker: RerankerSection,
-}
 
 /// Reranker kinds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,7 +78,7 @@ impl Default for RerankerSection {
 }
 
 /// Evaluator kinds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EvaluatorKind {
     /// LLM-free heuristic (seed 000).
@@ -160,7 +139,7 @@ impl Default for HttpEvaluatorSection {
 }
 
 /// Web search providers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WebProvider {
     /// No web search.
@@ -225,60 +204,7 @@ impl Default for LlmSection {
     }
 }
 
-impl FileConfig {
-    /// Reads `path`; errors name the file and the offending key.
-    pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("failed to read configuration {}", path.display()))?;
-        Self::parse(&text).with_context(|| format!("invalid configuration {}", path.display()))
-    }
-
-    /// Parses TOML text.
-    pub fn parse(text: &str) -> Result<Self> {
-        let config: Self = toml::from_str(text).map_err(|e| anyhow::anyhow!("{e}"))?;
-        config.crag.validate()?;
-        Ok(config)
-    }
-
-    /// Builds the adapters this configuration names; ONNX models find ONNX Runtime through the
-    /// assets directory.
-    pub fn components(&self, assets_dir: &Path) -> Result<CragComponents> {
-        let mut parts = CragComponents::heuristic(self.crag.clone())?;
-        if let Some(path) = &self.synonyms_file {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("failed to read synonyms_file {}", path.display()))?;
-            parts.synonyms = SynonymTable::from_json(&text)
-                .with_context(|| format!("invalid synonyms_file {}", path.display()))?;
-        }
-        let llm = self.llm.as_ref().map(build_llm).transpose()?;
-        parts.evaluator = match self.evaluator.kind {
-            EvaluatorKind::Heuristic => {
-                Arc::new(HeuristicRelevance::new(self.evaluator.heuristic.clone())?)
-                    as Arc<dyn RelevanceEvaluator>
-            }
-            EvaluatorKind::Llm => {
-                let Some(model) = llm.clone() else {
-                    bail!("evaluator.kind = \"llm\" needs an [llm] section (base_url, model)");
-                };
-                Arc::new(LlmRelevance::new(model, self.evaluator.llm.clone())?)
-            }
-            EvaluatorKind::Http => {
-                let Some(http) = &self.evaluator.http else {
-                    bail!("evaluator.kind = \"http\" needs [evaluator.http] with a url");
-                };
-                Arc::new(build_http_evaluator(http)?)
-            }
-        };
-        if self.llm.as_ref().is_some_and(|l| l.rewrite) {
-            parts.rewriter = llm;
-        }
-        parts.web_search = build_web(&self.web_search)?;
-        parts.reranker = build_reranker(&self.reranker, assets_dir)?;
-        Ok(parts)
-    }
-}
-
-fn parse_url(key: &str, raw: &str) -> Result<Url> {
+pub(crate) fn parse_url(key: &str, raw: &str) -> Result<Url> {
     if raw.trim().is_empty() {
         bail!("{key} is required");
     }
@@ -291,7 +217,7 @@ fn key_from_env(var: Option<&str>) -> Option<String> {
         .filter(|k| !k.trim().is_empty())
 }
 
-fn build_llm(section: &LlmSection) -> Result<Arc<dyn LanguageModel>> {
+pub(crate) fn build_llm(section: &LlmSection) -> Result<Arc<dyn LanguageModel>> {
     let url = parse_url("llm.base_url", &section.base_url)?;
     if section.model.trim().is_empty() {
         bail!("llm.model is required");
@@ -303,7 +229,7 @@ fn build_llm(section: &LlmSection) -> Result<Arc<dyn LanguageModel>> {
     Ok(Arc::new(OpenAiChat::new(config)?))
 }
 
-fn build_http_evaluator(section: &HttpEvaluatorSection) -> Result<HttpEvaluator> {
+pub(crate) fn build_http_evaluator(section: &HttpEvaluatorSection) -> Result<HttpEvaluator> {
     let url = parse_url("evaluator.http.url", &section.url)?;
     let api_key = key_from_env(section.api_key_env.as_deref());
     Ok(HttpEvaluator::new(HttpEvaluatorConfig {
@@ -317,7 +243,7 @@ fn build_http_evaluator(section: &HttpEvaluatorSection) -> Result<HttpEvaluator>
     })?)
 }
 
-fn build_reranker(
+pub(crate) fn build_reranker(
     section: &RerankerSection,
     assets_dir: &Path,
 ) -> Result<Option<Arc<dyn Reranker>>> {
@@ -365,7 +291,7 @@ fn build_reranker(
     })
 }
 
-fn build_web(section: &WebSearchSection) -> Result<Option<Arc<dyn WebSearch>>> {
+pub(crate) fn build_web(section: &WebSearchSection) -> Result<Option<Arc<dyn WebSearch>>> {
     let timeout = Duration::from_millis(section.timeout_ms.max(1));
     Ok(match section.provider {
         WebProvider::Off => None,
@@ -386,60 +312,22 @@ fn build_web(section: &WebSearchSection) -> Result<Option<Arc<dyn WebSearch>>> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Parses a snake_case variant name the way the configuration file spells it (for flags).
+fn variant<T: serde::de::DeserializeOwned>(raw: &str) -> Result<T, String> {
+    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(raw))
+        .map_err(|e| e.to_string())
+}
 
-    #[test]
-    fn empty_file_is_the_defaults() {
-        let c = FileConfig::parse("").unwrap();
-        assert_eq!(c, FileConfig::default());
-        assert_eq!(c.crag.token_budget, 8000);
+impl std::str::FromStr for EvaluatorKind {
+    type Err = String;
+    fn from_str(raw: &str) -> Result<Self, String> {
+        variant(raw)
     }
+}
 
-    #[test]
-    fn unknown_keys_are_named() {
-        let err = FileConfig::parse("[crag]\ntoken_budgett = 3\n").unwrap_err();
-        assert!(format!("{err:#}").contains("token_budgett"), "{err:#}");
-        let err = FileConfig::parse("[web_search]\nprovider = \"bing\"\n").unwrap_err();
-        assert!(format!("{err:#}").contains("bing"), "{err:#}");
-    }
-
-    #[test]
-    fn sections_parse() {
-        let c = FileConfig::parse(
-            r#"
-            [crag]
-            ambiguous_filter_threshold = 0.5
-            web_search_fail_mode = "closed"
-            [evaluator]
-            kind = "heuristic"
-            [evaluator.heuristic]
-            correct_threshold = 0.8
-            [web_search]
-            provider = "searxng"
-            url = "http://127.0.0.1:8888"
-            timeout_ms = 2000
-            "#,
-        )
-        .unwrap();
-        assert_eq!(c.crag.ambiguous_filter_threshold, 0.5);
-        assert_eq!(c.evaluator.heuristic.correct_threshold, 0.8);
-        assert_eq!(c.web_search.provider, WebProvider::Searxng);
-        let parts = c.components(Path::new("/nonexistent")).unwrap();
-        assert_eq!(parts.web_search.unwrap().name(), "searxng");
-        assert_eq!(parts.evaluator.name(), "heuristic");
-    }
-
-    #[test]
-    fn missing_requirements_are_explained() {
-        let c = FileConfig::parse("[evaluator]\nkind = \"llm\"\n").unwrap();
-        let err = c.components(Path::new("/nonexistent")).unwrap_err();
-        assert!(err.to_string().contains("[llm]"), "{err}");
-        let c = FileConfig::parse("[web_search]\nprovider = \"searxng\"\n").unwrap();
-        let err = c.components(Path::new("/nonexistent")).unwrap_err();
-        assert!(err.to_string().contains("web_search.url"), "{err}");
-        let c = FileConfig::parse("[crag]\nweb_search_limit = 0\n").unwrap_err();
-        assert!(format!("{c:#}").contains("web_search_limit"), "{c:#}");
+impl std::str::FromStr for WebProvider {
+    type Err = String;
+    fn from_str(raw: &str) -> Result<Self, String> {
+        variant(raw)
     }
 }

@@ -1,0 +1,156 @@
+//! The one place where errors become HTTP statuses and `{"error": {"code", "message"}}`.
+
+use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use crag_config::Invalid;
+use crag_engine::EngineError;
+use crag_ports::ErrorKind;
+use serde::Serialize;
+
+/// An error answered to an HTTP caller.
+#[derive(Debug)]
+pub enum ApiError {
+    /// 400: the request is malformed or out of bounds.
+    InvalidArgument(String),
+    /// 401: missing or wrong bearer token.
+    Unauthenticated,
+    /// 404: no such document or route.
+    NotFound(String),
+    /// 405: the route exists, the method does not.
+    MethodNotAllowed,
+    /// 413: the body is over `limits.max_body_bytes`.
+    PayloadTooLarge(String),
+    /// 415: not `application/json`.
+    UnsupportedMediaType(String),
+    /// 503: too many requests in flight (`server.max_concurrent_requests`).
+    ResourceExhausted,
+    /// 503: shutting down, or a dependency configured fail-closed failed.
+    Unavailable(String),
+    /// 504: the request took longer than `server.request_timeout_ms`.
+    DeadlineExceeded,
+    /// 500: logged with its detail, answered without it.
+    Internal(String),
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Detail<'a>,
+}
+
+#[derive(Serialize)]
+struct Detail<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+impl ApiError {
+    /// Status, stable code and the message shown to the caller.
+    fn parts(&self) -> (StatusCode, &'static str, &str) {
+        match self {
+            Self::InvalidArgument(m) => (StatusCode::BAD_REQUEST, "invalid_argument", m),
+            Self::Unauthenticated => (
+                StatusCode::UNAUTHORIZED,
+                "unauthenticated",
+                "missing or invalid bearer token",
+            ),
+            Self::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m),
+            Self::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "method not allowed on this route",
+            ),
+            Self::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", m),
+            Self::UnsupportedMediaType(m) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                m,
+            ),
+            Self::ResourceExhausted => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "resource_exhausted",
+                "too many requests in flight; retry later",
+            ),
+            Self::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", m),
+            Self::DeadlineExceeded => (
+                StatusCode::GATEWAY_TIMEOUT,
+                "deadline_exceeded",
+                "the request took longer than the server's timeout",
+            ),
+            Self::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "internal error; see the server log",
+            ),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match &self {
+            Self::Internal(detail) => tracing::error!(error = %detail, "internal error"),
+            Self::Unavailable(detail) => tracing::warn!(error = %detail, "unavailable"),
+            _ => {}
+        }
+        let (status, code, message) = self.parts();
+        let mut response = (
+            status,
+            axum::Json(Body {
+                error: Detail { code, message },
+            }),
+        )
+            .into_response();
+        if matches!(self, Self::Unauthenticated) {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}
+
+impl From<Invalid> for ApiError {
+    fn from(e: Invalid) -> Self {
+        Self::InvalidArgument(e.0)
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        match e.kind() {
+            ErrorKind::InvalidInput => Self::InvalidArgument(e.to_string()),
+            ErrorKind::NotFound => Self::NotFound(e.to_string()),
+            ErrorKind::Timeout => Self::DeadlineExceeded,
+            ErrorKind::Unavailable => Self::Unavailable(format!("a dependency failed: {e}")),
+            ErrorKind::Internal => Self::Internal(format!("{e:#}")),
+        }
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> Self {
+        match r {
+            JsonRejection::MissingJsonContentType(_) => Self::UnsupportedMediaType(
+                "expected a body with `Content-Type: application/json`".into(),
+            ),
+            JsonRejection::BytesRejection(b) if b.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Self::PayloadTooLarge("request body is over limits.max_body_bytes".into())
+            }
+            JsonRejection::JsonSyntaxError(e) => {
+                Self::InvalidArgument(format!("malformed JSON: {}", e.body_text()))
+            }
+            JsonRejection::JsonDataError(e) => {
+                Self::InvalidArgument(format!("invalid request: {}", e.body_text()))
+            }
+            other => Self::InvalidArgument(other.body_text()),
+        }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> Self {
+        Self::InvalidArgument(format!("invalid path: {}", r.body_text()))
+    }
+}

@@ -1,0 +1,332 @@
+//! crag's HTTP API: a thin axum router over the engine.
+//!
+//! `POST /v1/query`, `POST /v1/documents`, `DELETE /v1/documents/{id}`, `GET /v1/stats`,
+//! `GET /healthz`, `GET /readyz`, `GET /metrics` and `GET /openapi.json`. Wire shapes live in
+//! [`dto`]; errors become statuses in one place ([`ApiError`]). Every route but the health
+//! checks requires the bearer token when `[auth]` configures one; requests past
+//! `server.max_concurrent_requests` are refused with 503 instead of queued; each request has
+//! the `server.request_timeout_ms` deadline.
+
+pub mod dto;
+mod error;
+mod metrics;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use crag_config::{Config, DocumentParams, LimitsSection, QueryParams, TokenSet};
+use crag_engine::{Engine, NoProgress, Scope};
+use tokio::sync::Semaphore;
+
+pub use error::ApiError;
+pub use metrics::HttpMetrics;
+
+/// The OpenAPI 3.1 document served at `/openapi.json`.
+pub const OPENAPI: &str = include_str!("../openapi.json");
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    limits: LimitsSection,
+    tokens: TokenSet,
+    in_flight: Arc<Semaphore>,
+    timeout: Duration,
+    ready: AtomicBool,
+    metrics: HttpMetrics,
+}
+
+impl AppState {
+    /// State over `engine` with the configuration's limits, tokens and server settings.
+    pub fn new(engine: Engine, config: &Config, tokens: TokenSet) -> anyhow::Result<Self> {
+        let metrics = HttpMetrics::register(engine.metrics().registry())?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                engine,
+                limits: config.limits,
+                tokens,
+                in_flight: Arc::new(Semaphore::new(config.server.max_concurrent_requests)),
+                timeout: Duration::from_millis(config.server.request_timeout_ms),
+                ready: AtomicBool::new(true),
+                metrics,
+            }),
+        })
+    }
+
+    /// Marks the service not ready (`/readyz` answers 503), e.g. while draining.
+    pub fn set_ready(&self, ready: bool) {
+        self.inner.ready.store(ready, Ordering::SeqCst);
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+}
+
+/// The router with every route and middleware.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/v1/query", post(query))
+        .route("/v1/documents", post(ingest))
+        .route("/v1/documents/{*id}", delete(delete_document))
+        .route("/v1/stats", get(stats))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
+        .route_layer(middleware::from_fn_with_state(state.clone(), guard))
+        .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .merge(api)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(state.inner.limits.max_body_bytes))
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        .with_state(state)
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then lets in-flight requests
+/// finish (at most `grace`).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = drained_tx.send(());
+    });
+    let server = async move { server.await.map_err(anyhow::Error::from) };
+    let deadline = async move {
+        if drained_rx.await.is_ok() {
+            tokio::time::sleep(grace).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        r = server => r,
+        () = deadline => {
+            tracing::warn!(grace_ms = grace.as_millis() as u64, "HTTP requests still running after the grace period; stopping");
+            Ok(())
+        }
+    }
+}
+
+/// Binds `addr` and serves the engine until SIGTERM / Ctrl-C.
+pub async fn run(state: AppState, addr: SocketAddr, grace: Duration) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (server.http_addr): {e}"))?;
+    tracing::info!(%addr, "HTTP API listening");
+    let ready = state.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        ready.set_ready(false);
+        tracing::info!("shutting down HTTP: draining in-flight requests");
+    };
+    serve(listener, router(state), shutdown, grace).await
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
+
+/// Bearer-token check on every API route (health checks are outside it).
+async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let header = request.headers().get(AUTHORIZATION).map(|v| v.as_bytes());
+    if !state.inner.tokens.check_header(header) {
+        return ApiError::Unauthenticated.into_response();
+    }
+    next.run(request).await
+}
+
+/// Concurrency limit (refuse, never queue) and the per-request deadline.
+async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Ok(_permit) = Arc::clone(&state.inner.in_flight).try_acquire_owned() else {
+        state.inner.metrics.rejected("concurrency");
+        return ApiError::ResourceExhausted.into_response();
+    };
+    match tokio::time::timeout(state.inner.timeout, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            state.inner.metrics.rejected("timeout");
+            ApiError::DeadlineExceeded.into_response()
+        }
+    }
+}
+
+/// Request metrics and one tracing event per request.
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = request.method().clone();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let elapsed = started.elapsed();
+    let status = response.status();
+    state
+        .inner
+        .metrics
+        .observe(&route, method.as_str(), status.as_u16(), elapsed);
+    tracing::info!(target: "crag::http", %method, route, status = status.as_u16(), ms = dto::ms(elapsed), "request");
+    response
+}
+
+async fn healthz() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+    if !state.inner.ready.load(Ordering::SeqCst) {
+        return Err(ApiError::Unavailable("shutting down".into()));
+    }
+    Ok(Json(serde_json::json!({ "status": "ready" })))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such route".into())
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}
+
+async fn openapi() -> impl IntoResponse {
+    ([("content-type", "application/json")], OPENAPI)
+}
+
+async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let text = state
+        .inner
+        .engine
+        .metrics()
+        .render()
+        .map_err(|e| ApiError::Internal(format!("metrics rendering failed: {e}")))?;
+    Ok((
+        [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
+        text,
+    )
+        .into_response())
+}
+
+async fn query(
+    State(state): State<AppState>,
+    body: Result<Json<dto::QueryBody>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(body) = body?;
+    let params = QueryParams::from(body);
+    let request = state.inner.limits.query_request(&params)?;
+    let outcome = state.inner.engine.query(&request).await?;
+    let response = dto::query_response(None, params.session_id.as_deref(), request.top_k, &outcome);
+    Ok(Json(response).into_response())
+}
+
+async fn ingest(
+    State(state): State<AppState>,
+    body: Result<Json<dto::DocumentsBody>, axum::extract::rejection::JsonRejection>,
+) -> Result<Json<dto::IngestResponse>, ApiError> {
+    let Json(body) = body?;
+    let limits = &state.inner.limits;
+    limits.ingest_batch(body.documents.len())?;
+    let received = body.documents.len();
+    let mut documents = Vec::with_capacity(received);
+    let mut errors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (index, d) in body.documents.into_iter().enumerate() {
+        let id = d.id.clone();
+        match limits.document(&DocumentParams::from(d)) {
+            Ok(doc) if !seen.insert(doc.id.clone()) => errors.push(dto::DocumentError {
+                index,
+                id,
+                message: "duplicate id in this request".into(),
+            }),
+            Ok(doc) => documents.push(doc),
+            Err(e) => errors.push(dto::DocumentError {
+                index,
+                id,
+                message: e.0,
+            }),
+        }
+    }
+    let report = if documents.is_empty() {
+        None
+    } else {
+        Some(
+            state
+                .inner
+                .engine
+                .ingest(documents, Vec::new(), &Scope::None, &NoProgress)
+                .await?,
+        )
+    };
+    Ok(Json(dto::IngestResponse::new(
+        received,
+        report.as_ref(),
+        errors,
+    )))
+}
+
+async fn delete_document(
+    State(state): State<AppState>,
+    id: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Result<Json<dto::DeleteResponse>, ApiError> {
+    let Path(raw) = id?;
+    let id = state.inner.limits.document_id(&raw)?;
+    if !state.inner.engine.delete_document(&id).await? {
+        return Err(ApiError::NotFound(format!(
+            "no document with id `{}`",
+            raw.escape_debug()
+        )));
+    }
+    Ok(Json(dto::DeleteResponse {
+        id: raw,
+        deleted: true,
+    }))
+}
+
+async fn stats(State(state): State<AppState>) -> Result<Json<dto::StatsResponse>, ApiError> {
+    Ok(Json(state.inner.engine.stats().await?.into()))
+}

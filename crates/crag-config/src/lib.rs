@@ -1,0 +1,245 @@
+//! crag's configuration and its composition root.
+//!
+//! One TOML file plus environment overrides (`CRAG_<SECTION>__<KEY>`), unknown keys rejected,
+//! validated at start with messages that name the key; then the adapters it names are built and
+//! wired into an [`Engine`]. Every key is documented in `docs/configuration.md`.
+
+mod env;
+mod requests;
+mod sections;
+mod server;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use crag_engine::{
+    CragComponents, CragConfig, Engine, EngineConfig, HeuristicRelevance, LlmRelevance,
+};
+use crag_expansion::SynonymTable;
+use crag_lancedb::LanceVectorIndex;
+use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
+use crag_ports::RelevanceEvaluator;
+use crag_tantivy::TantivyKeywordIndex;
+use serde::{Deserialize, Serialize};
+
+pub use env::{env_overrides, ENV_PREFIX};
+pub use requests::{DocumentParams, Invalid, QueryParams, DEFAULT_TOP_K};
+pub use sections::{
+    EvaluatorKind, EvaluatorSection, HttpEvaluatorSection, LlmSection, RerankerKind,
+    RerankerSection, WebProvider, WebSearchSection,
+};
+pub use server::{AuthSection, LimitsSection, ServerSection, TokenSet, MIN_TOKEN_LEN};
+
+use sections::{build_http_evaluator, build_llm, build_reranker, build_web};
+
+/// Name of the LanceDB table holding chunk vectors.
+pub const VECTOR_TABLE: &str = "chunks";
+
+/// The whole configuration: defaults, then the file, then `CRAG_` environment overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Directory holding the indexes (`keyword/`, and `vectors/` unless `vectors_uri` is set).
+    pub data_dir: PathBuf,
+    /// Vector store URI: a directory or an object-store URI (`s3://...`); default
+    /// `<data_dir>/vectors`.
+    pub vectors_uri: Option<String>,
+    /// Model and runtime assets; default `$CRAG_ASSETS_DIR` or `~/.cache/crag/assets`.
+    pub assets_dir: Option<PathBuf>,
+    /// JSON synonym table `{"term": ["synonym", ...]}`; default: the seed's table.
+    pub synonyms_file: Option<PathBuf>,
+    /// Corrective RAG tunables.
+    pub crag: CragConfig,
+    /// Which evaluator judges retrievals, and its settings.
+    pub evaluator: EvaluatorSection,
+    /// Web search provider.
+    pub web_search: WebSearchSection,
+    /// OpenAI-compatible chat endpoint (LLM evaluator, query rewriting).
+    pub llm: Option<LlmSection>,
+    /// Cross-encoder reranker (two-stage retrieval); tunables are in `[crag.rerank]`.
+    pub reranker: RerankerSection,
+    /// Listening addresses, timeouts, concurrency.
+    pub server: ServerSection,
+    /// Request bounds of the HTTP and gRPC APIs.
+    pub limits: LimitsSection,
+    /// Bearer-token authentication of the HTTP and gRPC APIs.
+    pub auth: AuthSection,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from(".crag"),
+            vectors_uri: None,
+            assets_dir: None,
+            synonyms_file: None,
+            crag: CragConfig::default(),
+            evaluator: EvaluatorSection::default(),
+            web_search: WebSearchSection::default(),
+            llm: None,
+            reranker: RerankerSection::default(),
+            server: ServerSection::default(),
+            limits: LimitsSection::default(),
+            auth: AuthSection::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Loads the file at `path` (if any), applies the `CRAG_` overrides among `vars`
+    /// (usually `std::env::vars()`), and validates the result. Errors name the file, the key
+    /// and, for overrides, the environment variable.
+    pub fn load(
+        path: Option<&Path>,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self> {
+        let mut table = match path {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("failed to read configuration {}", path.display()))?;
+                text.parse::<toml::Table>()
+                    .map_err(|e| anyhow!("{e}"))
+                    .with_context(|| format!("invalid configuration {}", path.display()))?
+            }
+            None => toml::Table::new(),
+        };
+        env::apply(&mut table, vars)?;
+        let config = Self::from_table(table).with_context(|| match path {
+            Some(path) => format!("invalid configuration {}", path.display()),
+            None => "invalid configuration".to_string(),
+        })?;
+        Ok(config)
+    }
+
+    /// Parses TOML text (no environment overrides) and validates it.
+    pub fn parse(text: &str) -> Result<Self> {
+        let table = text.parse::<toml::Table>().map_err(|e| anyhow!("{e}"))?;
+        Self::from_table(table)
+    }
+
+    fn from_table(table: toml::Table) -> Result<Self> {
+        let config: Self = serde_path_to_error::deserialize(toml::Value::Table(table))
+            .map_err(|e| anyhow!("{}: {}", e.path(), e.inner()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks what serde cannot: ranges and relations between keys.
+    pub fn validate(&self) -> Result<()> {
+        if self.data_dir.as_os_str().is_empty() && self.vectors_uri.is_none() {
+            bail!("data_dir must not be empty");
+        }
+        self.crag.validate()?;
+        self.server.validate()?;
+        self.limits.validate()?;
+        self.auth.validate()?;
+        Ok(())
+    }
+
+    /// The bearer tokens the APIs accept: `auth.tokens` plus those in `$auth.tokens_env`.
+    pub fn token_set(&self) -> Result<TokenSet> {
+        let var = std::env::var(&self.auth.tokens_env).ok();
+        Ok(TokenSet::new(&self.auth.resolve(var.as_deref())?))
+    }
+
+    /// The model and runtime assets directory.
+    pub fn assets_dir(&self) -> PathBuf {
+        self.assets_dir.clone().unwrap_or_else(default_assets_dir)
+    }
+
+    /// The vector store URI.
+    pub fn vectors_uri(&self) -> String {
+        self.vectors_uri
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("vectors").to_string_lossy().into_owned())
+    }
+
+    /// The configuration as TOML, with secrets (auth tokens) redacted: `crag config print`.
+    pub fn to_toml(&self) -> Result<String> {
+        let mut shown = self.clone();
+        shown.auth.tokens = shown
+            .auth
+            .tokens
+            .iter()
+            .map(|_| "<redacted>".into())
+            .collect();
+        toml::to_string(&shown).context("failed to render the configuration")
+    }
+
+    /// Builds the Corrective RAG adapters this configuration names; ONNX models find ONNX
+    /// Runtime through the assets directory.
+    pub fn components(&self) -> Result<CragComponents> {
+        let mut parts = CragComponents::heuristic(self.crag.clone())?;
+        if let Some(path) = &self.synonyms_file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("failed to read synonyms_file {}", path.display()))?;
+            parts.synonyms = SynonymTable::from_json(&text)
+                .with_context(|| format!("invalid synonyms_file {}", path.display()))?;
+        }
+        let llm = self.llm.as_ref().map(build_llm).transpose()?;
+        parts.evaluator = match self.evaluator.kind {
+            EvaluatorKind::Heuristic => {
+                Arc::new(HeuristicRelevance::new(self.evaluator.heuristic.clone())?)
+                    as Arc<dyn RelevanceEvaluator>
+            }
+            EvaluatorKind::Llm => {
+                let Some(model) = llm.clone() else {
+                    bail!("evaluator.kind = \"llm\" needs an [llm] section (base_url, model)");
+                };
+                Arc::new(LlmRelevance::new(model, self.evaluator.llm.clone())?)
+            }
+            EvaluatorKind::Http => {
+                let Some(http) = &self.evaluator.http else {
+                    bail!("evaluator.kind = \"http\" needs [evaluator.http] with a url");
+                };
+                Arc::new(build_http_evaluator(http)?)
+            }
+        };
+        if self.llm.as_ref().is_some_and(|l| l.rewrite) {
+            parts.rewriter = llm;
+        }
+        parts.web_search = build_web(&self.web_search)?;
+        parts.reranker = build_reranker(&self.reranker, &self.assets_dir())?;
+        Ok(parts)
+    }
+
+    /// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB) on `data_dir` / `vectors_uri`
+    /// without the Corrective RAG adapters (the engine's defaults).
+    pub async fn open_indexes(
+        &self,
+        data_dir: &Path,
+        vectors_uri: &str,
+        engine: EngineConfig,
+    ) -> Result<Engine> {
+        let assets = EmbedderAssets::from_manifest(&self.assets_dir())?;
+        let embedder =
+            tokio::task::spawn_blocking(move || OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)))
+                .await
+                .context("embedder loading task failed")??;
+        let dimension = crag_ports::Embedder::dimension(&embedder);
+        std::fs::create_dir_all(data_dir)
+            .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
+        let keywords = TantivyKeywordIndex::open(&data_dir.join("keyword"))?;
+        let vectors = LanceVectorIndex::open(vectors_uri, VECTOR_TABLE, dimension).await?;
+        Ok(Engine::new(
+            Arc::new(embedder),
+            Arc::new(vectors),
+            Arc::new(keywords),
+            engine,
+        )?)
+    }
+
+    /// The engine this configuration describes: the embedded stack on `data_dir` with every
+    /// configured adapter wired in.
+    pub async fn engine(&self) -> Result<Engine> {
+        let parts = self.components()?;
+        let engine = self
+            .open_indexes(&self.data_dir, &self.vectors_uri(), EngineConfig::default())
+            .await?;
+        Ok(engine.with_crag(parts)?)
+    }
+}
+
+#[cfg(test)]
+mod tests;

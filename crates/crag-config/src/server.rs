@@ -1,0 +1,260 @@
+//! `[server]`, `[limits]` and `[auth]`: how the HTTP and gRPC apps listen, bound requests and
+//! authenticate callers.
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+/// `[server]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSection {
+    /// HTTP listening address.
+    pub http_addr: SocketAddr,
+    /// gRPC listening address.
+    pub grpc_addr: SocketAddr,
+    /// Whole-request deadline; past it HTTP answers 504 and gRPC DEADLINE_EXCEEDED.
+    pub request_timeout_ms: u64,
+    /// Requests served at once per API; more are refused at once (HTTP 503, gRPC
+    /// RESOURCE_EXHAUSTED) rather than queued.
+    pub max_concurrent_requests: usize,
+    /// On SIGTERM / Ctrl-C, how long in-flight requests may take to finish.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for ServerSection {
+    fn default() -> Self {
+        Self {
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            grpc_addr: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            request_timeout_ms: 30_000,
+            max_concurrent_requests: 32,
+            shutdown_grace_ms: 30_000,
+        }
+    }
+}
+
+impl ServerSection {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.request_timeout_ms == 0 {
+            bail!("server.request_timeout_ms must be positive");
+        }
+        if self.max_concurrent_requests == 0 {
+            bail!("server.max_concurrent_requests must be positive");
+        }
+        if self.http_addr == self.grpc_addr {
+            bail!(
+                "server.http_addr and server.grpc_addr are both {}",
+                self.http_addr
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `[limits]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsSection {
+    /// Largest request body (HTTP) or message (gRPC), in bytes.
+    pub max_body_bytes: usize,
+    /// Longest query, in characters.
+    pub max_query_chars: usize,
+    /// Largest `top_k`.
+    pub max_top_k: usize,
+    /// Largest `token_budget`.
+    pub max_token_budget: usize,
+    /// Most documents in one ingest request (HTTP batch or gRPC stream).
+    pub max_ingest_batch: usize,
+    /// Largest document text, in bytes.
+    pub max_document_bytes: usize,
+    /// Longest document id, in bytes.
+    pub max_document_id_bytes: usize,
+}
+
+impl Default for LimitsSection {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 4 * 1024 * 1024,
+            max_query_chars: 2000,
+            max_top_k: 100,
+            max_token_budget: 100_000,
+            max_ingest_batch: 256,
+            max_document_bytes: 1024 * 1024,
+            max_document_id_bytes: 512,
+        }
+    }
+}
+
+impl LimitsSection {
+    pub(crate) fn validate(&self) -> Result<()> {
+        for (key, value) in [
+            ("max_body_bytes", self.max_body_bytes),
+            ("max_query_chars", self.max_query_chars),
+            ("max_top_k", self.max_top_k),
+            ("max_token_budget", self.max_token_budget),
+            ("max_ingest_batch", self.max_ingest_batch),
+            ("max_document_bytes", self.max_document_bytes),
+            ("max_document_id_bytes", self.max_document_id_bytes),
+        ] {
+            if value == 0 {
+                bail!("limits.{key} must be positive");
+            }
+        }
+        if self.max_document_bytes > self.max_body_bytes {
+            bail!(
+                "limits.max_document_bytes ({}) exceeds limits.max_body_bytes ({})",
+                self.max_document_bytes,
+                self.max_body_bytes
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `[auth]`: bearer tokens. With no token configured the APIs are open.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthSection {
+    /// Accepted tokens (prefer `tokens_env` to keep them out of files).
+    pub tokens: Vec<String>,
+    /// Environment variable holding more tokens, comma-separated.
+    pub tokens_env: String,
+}
+
+impl Default for AuthSection {
+    fn default() -> Self {
+        Self {
+            tokens: Vec::new(),
+            tokens_env: "CRAG_API_TOKENS".into(),
+        }
+    }
+}
+
+impl fmt::Debug for AuthSection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthSection")
+            .field("tokens", &format_args!("[{} redacted]", self.tokens.len()))
+            .field("tokens_env", &self.tokens_env)
+            .finish()
+    }
+}
+
+/// Shortest token accepted: guessable tokens are refused at start.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+impl AuthSection {
+    pub(crate) fn validate(&self) -> Result<()> {
+        check_tokens("auth.tokens", &self.tokens)
+    }
+
+    /// The accepted tokens: `tokens` plus those in `$tokens_env` (read from `vars`).
+    pub fn resolve(&self, var: Option<&str>) -> Result<Vec<String>> {
+        let mut tokens = self.tokens.clone();
+        if let Some(raw) = var {
+            let extra: Vec<String> = raw
+                .split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from)
+                .collect();
+            check_tokens(&self.tokens_env, &extra)?;
+            tokens.extend(extra);
+        }
+        Ok(tokens)
+    }
+}
+
+fn check_tokens(key: &str, tokens: &[String]) -> Result<()> {
+    for (i, token) in tokens.iter().enumerate() {
+        if token.chars().count() < MIN_TOKEN_LEN {
+            bail!("{key}[{i}]: tokens must have at least {MIN_TOKEN_LEN} characters");
+        }
+        if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            bail!("{key}[{i}]: tokens must not contain whitespace or control characters");
+        }
+    }
+    Ok(())
+}
+
+/// The accepted bearer tokens, kept as SHA-256 digests and compared in constant time.
+#[derive(Clone, Default)]
+pub struct TokenSet {
+    digests: Vec<[u8; 32]>,
+}
+
+impl fmt::Debug for TokenSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TokenSet({} tokens)", self.digests.len())
+    }
+}
+
+impl TokenSet {
+    /// A set holding `tokens`; empty: authentication is off.
+    pub fn new(tokens: &[String]) -> Self {
+        Self {
+            digests: tokens.iter().map(|t| digest(t.as_bytes())).collect(),
+        }
+    }
+
+    /// Whether callers must present a token.
+    pub fn is_enabled(&self) -> bool {
+        !self.digests.is_empty()
+    }
+
+    /// Whether `presented` is one of the tokens. Digests of equal length are compared with
+    /// `subtle`, and every stored digest is compared, so timing reveals neither the token's
+    /// length nor which one matched.
+    pub fn verify(&self, presented: &str) -> bool {
+        use subtle::ConstantTimeEq;
+        let d = digest(presented.as_bytes());
+        self.digests
+            .iter()
+            .fold(subtle::Choice::from(0), |acc, stored| {
+                acc | stored.ct_eq(&d)
+            })
+            .into()
+    }
+
+    /// Whether an `Authorization` header value (`Bearer <token>`) is accepted; always true
+    /// when authentication is off.
+    pub fn check_header(&self, header: Option<&[u8]>) -> bool {
+        if !self.is_enabled() {
+            return true;
+        }
+        let Some(value) = header.and_then(|h| std::str::from_utf8(h).ok()) else {
+            return false;
+        };
+        let Some((scheme, token)) = value.split_once(' ') else {
+            return false;
+        };
+        scheme.eq_ignore_ascii_case("bearer") && self.verify(token.trim())
+    }
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+#[cfg(test)]
+mod token_tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_checked() {
+        let off = TokenSet::new(&[]);
+        assert!(off.check_header(None));
+        let set = TokenSet::new(&["0123456789abcdef".into(), "fedcba9876543210".into()]);
+        assert!(set.check_header(Some(b"Bearer 0123456789abcdef")));
+        assert!(set.check_header(Some(b"bearer fedcba9876543210")));
+        assert!(!set.check_header(None));
+        assert!(!set.check_header(Some(b"Bearer 0123456789abcdeg")));
+        assert!(!set.check_header(Some(b"0123456789abcdef")));
+        assert!(!set.check_header(Some(b"Basic 0123456789abcdef")));
+        assert!(!set.check_header(Some(b"Bearer \xff\xfe")));
+        assert!(!format!("{set:?}").contains("0123"));
+    }
+}

@@ -1,0 +1,162 @@
+use std::path::PathBuf;
+
+use super::*;
+
+#[test]
+fn empty_file_is_the_defaults() {
+    let c = Config::parse("").unwrap();
+    assert_eq!(c, Config::default());
+    assert_eq!(c.crag.token_budget, 8000);
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    let err = Config::parse("[crag]\ntoken_budgett = 3\n").unwrap_err();
+    assert!(format!("{err:#}").contains("token_budgett"), "{err:#}");
+    let err = Config::parse("[web_search]\nprovider = \"bing\"\n").unwrap_err();
+    assert!(format!("{err:#}").contains("bing"), "{err:#}");
+}
+
+#[test]
+fn sections_parse() {
+    let c = Config::parse(
+        r#"
+        [crag]
+        ambiguous_filter_threshold = 0.5
+        web_search_fail_mode = "closed"
+        [evaluator]
+        kind = "heuristic"
+        [evaluator.heuristic]
+        correct_threshold = 0.8
+        [web_search]
+        provider = "searxng"
+        url = "http://127.0.0.1:8888"
+        timeout_ms = 2000
+        "#,
+    )
+    .unwrap();
+    assert_eq!(c.crag.ambiguous_filter_threshold, 0.5);
+    assert_eq!(c.evaluator.heuristic.correct_threshold, 0.8);
+    assert_eq!(c.web_search.provider, WebProvider::Searxng);
+    let parts = c.components().unwrap();
+    assert_eq!(parts.web_search.unwrap().name(), "searxng");
+    assert_eq!(parts.evaluator.name(), "heuristic");
+}
+
+#[test]
+fn missing_requirements_are_explained() {
+    let c = Config::parse("[evaluator]\nkind = \"llm\"\n").unwrap();
+    let err = c.components().unwrap_err();
+    assert!(err.to_string().contains("[llm]"), "{err}");
+    let c = Config::parse("[web_search]\nprovider = \"searxng\"\n").unwrap();
+    let err = c.components().unwrap_err();
+    assert!(err.to_string().contains("web_search.url"), "{err}");
+    let c = Config::parse("[crag]\nweb_search_limit = 0\n").unwrap_err();
+    assert!(format!("{c:#}").contains("web_search_limit"), "{c:#}");
+}
+
+fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn environment_overrides_file_and_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crag.toml");
+    std::fs::write(
+        &path,
+        "data_dir = \"/srv/crag\"\n[server]\nhttp_addr = \"127.0.0.1:9000\"\n[crag]\ntoken_budget = 500\n",
+    )
+    .unwrap();
+    let c = Config::load(
+        Some(&path),
+        vars(&[
+            ("CRAG_SERVER__HTTP_ADDR", "0.0.0.0:8081"),
+            ("CRAG_CRAG__RERANK__ENABLED", "false"),
+            ("CRAG_LIMITS__MAX_TOP_K", "50"),
+            ("CRAG_DATA_DIR", "/data"),
+            ("CRAG_WEB_SEARCH__PROVIDER", "duckduckgo"),
+            ("CRAG_LLM__BASE_URL", "http://127.0.0.1:1/v1"),
+            ("CRAG_AUTH__TOKENS", "0123456789abcdef,fedcba9876543210"),
+            ("CRAG_CONFIG", "ignored.toml"),
+            ("CRAG_LOG", "debug"),
+            ("CRAG_LLM_API_KEY", "secret"),
+            ("HOME", "/root"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(c.server.http_addr.to_string(), "0.0.0.0:8081");
+    assert_eq!(c.server.grpc_addr, ServerSection::default().grpc_addr);
+    assert!(!c.crag.rerank.enabled);
+    assert_eq!(c.crag.token_budget, 500, "file values survive");
+    assert_eq!(c.limits.max_top_k, 50);
+    assert_eq!(c.data_dir, PathBuf::from("/data"));
+    assert_eq!(c.web_search.provider, WebProvider::Duckduckgo);
+    assert_eq!(c.llm.unwrap().base_url, "http://127.0.0.1:1/v1");
+    assert_eq!(c.auth.tokens.len(), 2);
+}
+
+#[test]
+fn bad_overrides_name_the_variable_and_key() {
+    let cases = [
+        ("CRAG_SERVER__HTTP_ADRR", "1", "http_adrr"),
+        ("CRAG_LIMITS__MAX_TOP_K", "lots", "CRAG_LIMITS__MAX_TOP_K"),
+        ("CRAG_LIMITS__MAX_TOP_K", "0", "limits.max_top_k"),
+        (
+            "CRAG_SERVER__HTTP_ADDR",
+            "not-an-address",
+            "server.http_addr",
+        ),
+        ("CRAG_CRAG__TOKEN_BUDGET__X", "1", "crag.token_budget"),
+        ("CRAG_NOPE__KEY", "1", "nope"),
+        ("CRAG_SERVER____X", "1", "empty key segment"),
+        ("CRAG_AUTH__TOKENS", "short", "at least 16"),
+    ];
+    for (name, value, expected) in cases {
+        let err = Config::load(None, vars(&[(name, value)])).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains(expected), "{name}={value}: {text}");
+    }
+}
+
+#[test]
+fn file_errors_name_the_key_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[server]\nmax_concurrent_requests = 0\n").unwrap();
+    let err = Config::load(Some(&path), vars(&[])).unwrap_err();
+    let text = format!("{err:#}");
+    assert!(text.contains("bad.toml"), "{text}");
+    assert!(text.contains("server.max_concurrent_requests"), "{text}");
+    let err = Config::parse("[limits]\nmax_query_chars = -1\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("limits.max_query_chars"),
+        "{err:#}"
+    );
+    let err = Config::load(Some(&dir.path().join("missing.toml")), vars(&[])).unwrap_err();
+    assert!(format!("{err:#}").contains("missing.toml"), "{err:#}");
+}
+
+#[test]
+fn printing_round_trips_and_redacts_tokens() {
+    let mut c = Config::default();
+    c.auth.tokens = vec!["0123456789abcdef0123".into()];
+    c.llm = Some(LlmSection::default());
+    let text = c.to_toml().unwrap();
+    assert!(!text.contains("0123456789abcdef0123"), "{text}");
+    assert!(text.contains("<redacted>"), "{text}");
+    assert!(!format!("{c:?}").contains("0123456789abcdef0123"));
+    let back = Config::parse(&text.replace("<redacted>", "0123456789abcdef0123")).unwrap();
+    assert_eq!(back, c);
+}
+
+#[test]
+fn the_example_file_is_valid_and_complete() {
+    let text = include_str!("../../../crag.example.toml");
+    let example = Config::parse(text).unwrap();
+    assert_eq!(example.server, ServerSection::default());
+    assert_eq!(example.limits, LimitsSection::default());
+}
