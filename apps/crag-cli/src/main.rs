@@ -3,6 +3,7 @@
 mod commands;
 mod eval;
 mod output;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,7 +44,9 @@ enum Command {
     Stats(commands::StatsArgs),
     /// Measure retrieval quality, latency and the evaluator on a BEIR collection.
     Eval(eval::EvalArgs),
-    /// Show or check the effective configuration.
+    /// Serve the HTTP and gRPC APIs over one engine (see docs/configuration.md).
+    Serve(serve::ServeArgs),
+    /// Show the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
 }
@@ -57,14 +60,20 @@ enum ConfigCommand {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A server logs its requests; the one-shot commands only warnings.
+    let default_level = if matches!(cli.command, Command::Serve(_)) {
+        "info"
+    } else {
+        "warn"
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CRAG_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     let result = match load_config(&cli) {
         Ok(config) => run(cli.command, commands::Context { config }).await,
         Err(err) => Err(err),
@@ -100,6 +109,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
         Command::Query(args) => commands::query(&ctx, args).await,
         Command::Stats(args) => commands::stats(&ctx, args).await,
         Command::Eval(args) => eval::eval(&ctx, args).await,
+        Command::Serve(args) => serve::serve(&ctx, args).await,
         Command::Config(ConfigCommand::Print) => {
             print!("{}", ctx.config.to_toml()?);
             Ok(())

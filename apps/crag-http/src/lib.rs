@@ -129,47 +129,24 @@ pub async fn serve(
     }
 }
 
-/// Binds `addr` and serves the engine until SIGTERM / Ctrl-C.
-pub async fn run(state: AppState, addr: SocketAddr, grace: Duration) -> anyhow::Result<()> {
+/// Binds `addr` and serves the engine until `shutdown` resolves; `/readyz` turns 503 first.
+pub async fn run(
+    state: AppState,
+    addr: SocketAddr,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (server.http_addr): {e}"))?;
     tracing::info!(%addr, "HTTP API listening");
     let ready = state.clone();
     let shutdown = async move {
-        shutdown_signal().await;
+        shutdown.await;
         ready.set_ready(false);
         tracing::info!("shutting down HTTP: draining in-flight requests");
     };
     serve(listener, router(state), shutdown, grace).await
-}
-
-/// Resolves on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
 }
 
 /// Bearer-token check on every API route (health checks are outside it).

@@ -50,6 +50,7 @@ async fn run() -> anyhow::Result<()> {
     crag_http::run(
         state,
         config.server.http_addr,
+        crag_config::shutdown_signal(),
         Duration::from_millis(config.server.shutdown_grace_ms),
     )
     .await

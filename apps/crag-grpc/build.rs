@@ -1,0 +1,13 @@
+//! Compiles proto/crag/v1/crag.proto (needs `protoc`, installed by scripts/setup).
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let proto = root.join("crag/v1/crag.proto");
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    tonic_prost_build::configure()
+        .file_descriptor_set_path(out.join("crag_v1_descriptor.bin"))
+        .codec_path("crate::codec::StrictCodec")
+        .compile_protos(&[proto.as_path()], &[root.as_path()])?;
+    println!("cargo:rerun-if-changed={}", proto.display());
+    Ok(())
+}

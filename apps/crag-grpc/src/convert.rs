@@ -1,0 +1,162 @@
+//! Protobuf messages to and from domain types; nowhere else.
+
+use std::collections::HashMap;
+
+use crag_config::{DocumentParams, QueryParams};
+use crag_core::LegHit;
+use crag_engine::{Artifact, ArtifactOrigin, IngestReport, QueryOutcome};
+
+use crate::pb;
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn non_empty(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+pub(crate) fn query_params(m: pb::QueryRequest) -> QueryParams {
+    let filters = m.filters.unwrap_or_default();
+    QueryParams {
+        query: m.query,
+        // proto3 has no "absent" for plain scalars; 0 means "the default" as documented.
+        top_k: m.top_k.filter(|&k| k != 0),
+        token_budget: m.token_budget,
+        use_crag: m.use_crag,
+        use_web_search: m.use_web_search,
+        use_rerank: m.use_rerank,
+        source_prefix: non_empty(filters.source_prefix),
+        kinds: filters.kinds,
+        session_id: non_empty(m.session_id),
+    }
+}
+
+pub(crate) fn document(d: pb::Document) -> DocumentParams {
+    DocumentParams {
+        id: d.id,
+        text: d.text,
+        title: non_empty(d.title),
+        source: non_empty(d.source),
+        kind: non_empty(d.kind),
+    }
+}
+
+fn leg(l: Option<LegHit>) -> Option<pb::LegScore> {
+    l.map(|l| pb::LegScore {
+        rank: l.rank as u32,
+        score: l.score,
+    })
+}
+
+fn artifact(a: &Artifact) -> pb::Artifact {
+    let c = &a.chunk;
+    pb::Artifact {
+        id: c.id.as_str().to_owned(),
+        document_id: c.document_id.as_str().to_owned(),
+        source: c.source.clone(),
+        title: c.title.clone(),
+        text: c.text.clone(),
+        span: Some(pb::Span {
+            byte_start: c.span.byte_start,
+            byte_end: c.span.byte_end,
+            line_start: c.span.line_start,
+            line_end: c.span.line_end,
+        }),
+        kind: c.kind.as_str().to_owned(),
+        origin: match a.origin {
+            ArtifactOrigin::Index => "index",
+            ArtifactOrigin::Web => "web",
+        }
+        .to_owned(),
+        keyword: leg(a.keyword),
+        vector: leg(a.vector),
+        fused_score: a.fused_score,
+        normalized_score: a.normalized_score,
+        relevance: a.relevance,
+        rerank_probability: a.rerank.map(|r| r.probability),
+        refined: a.refined,
+        tokens: a.tokens as u32,
+    }
+}
+
+pub(crate) fn query_response(session_id: String, o: &QueryOutcome) -> pb::QueryResponse {
+    let t = &o.timings;
+    let stages_ms: HashMap<String, f64> = [
+        ("route", t.route),
+        ("retrieve", t.retrieve),
+        ("keyword", t.retrieval.keyword),
+        ("embed", t.retrieval.embed),
+        ("vector", t.retrieval.vector),
+        ("fusion", t.retrieval.fusion),
+        ("rerank", t.rerank),
+        ("evaluate", t.evaluate),
+        ("expand", t.expand),
+        ("rewrite", t.rewrite),
+        ("web_search", t.web_search),
+        ("refine", t.refine),
+        ("pack", t.pack),
+        ("total", t.total),
+    ]
+    .into_iter()
+    .map(|(k, d)| (k.to_owned(), ms(d)))
+    .collect();
+    let evaluation = o.evaluation.as_ref();
+    pb::QueryResponse {
+        session_id,
+        artifacts: o.artifacts.iter().map(artifact).collect(),
+        crag: Some(pb::CragMetadata {
+            verdict: o
+                .verdict()
+                .map(|v| v.as_str().to_owned())
+                .unwrap_or_default(),
+            score: evaluation.map(|e| e.score),
+            criteria: evaluation
+                .map(|e| {
+                    e.criteria
+                        .iter()
+                        .map(|c| pb::Criterion {
+                            name: c.name.clone(),
+                            score: c.score,
+                            weight: c.weight,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            corrections: o
+                .corrections
+                .iter()
+                .map(|c| pb::Correction {
+                    kind: c.kind.as_str().to_owned(),
+                    reason: c.reason.clone(),
+                    queries: c.queries.clone(),
+                })
+                .collect(),
+            correction_strategy: o.correction_strategy().to_owned(),
+            web_search_used: o.web_search_used,
+            evaluator: o.evaluator.clone().unwrap_or_default(),
+            route: o.route.route.as_str().to_owned(),
+            original_count: o.original_count as u32,
+            timings: Some(pb::Timings { stages_ms }),
+        }),
+        tokens_used: o.tokens_used as u32,
+        token_budget: o.token_budget as u32,
+        warnings: o.warnings.clone(),
+    }
+}
+
+pub(crate) fn ingest_response(
+    received: usize,
+    report: Option<&IngestReport>,
+    errors: Vec<pb::DocumentError>,
+) -> pb::IngestResponse {
+    let count = |f: fn(&IngestReport) -> usize| report.map_or(0, f) as u32;
+    pb::IngestResponse {
+        documents_received: received as u32,
+        documents_added: count(|r| r.documents_added),
+        documents_updated: count(|r| r.documents_updated),
+        documents_unchanged: count(|r| r.documents_unchanged),
+        chunks_written: count(|r| r.chunks_written),
+        errors,
+    }
+}

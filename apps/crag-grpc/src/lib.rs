@@ -1,0 +1,299 @@
+//! crag's gRPC API: a thin tonic service over the engine (`proto/crag/v1/crag.proto`), with
+//! the standard health service and server reflection.
+//!
+//! Every call but health checks needs the bearer token (`authorization: Bearer <token>`
+//! metadata) when `[auth]` configures one; calls past `server.max_concurrent_requests` get
+//! RESOURCE_EXHAUSTED instead of queueing; each call has the `server.request_timeout_ms`
+//! deadline. Protobuf messages convert to domain types in [`convert`], errors to status codes
+//! in one place ([`status`]).
+
+pub mod codec;
+mod convert;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crag_config::{Config, LimitsSection, TokenSet};
+use crag_engine::{Engine, EngineError, NoProgress, Scope};
+use crag_ports::ErrorKind;
+use tokio::sync::Semaphore;
+use tonic::{Request, Response, Status, Streaming};
+
+/// Generated protobuf types, server and client of `crag.v1`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod pb {
+    tonic::include_proto!("crag.v1");
+
+    /// Encoded file descriptor set of `crag.v1`, served by reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        tonic::include_file_descriptor_set!("crag_v1_descriptor");
+}
+
+use pb::crag_server::{Crag, CragServer};
+
+/// The one mapping from engine errors to gRPC status codes. Internal errors are logged with
+/// their detail and answered without it.
+pub fn status(e: EngineError) -> Status {
+    match e.kind() {
+        ErrorKind::InvalidInput => Status::invalid_argument(e.to_string()),
+        ErrorKind::NotFound => Status::not_found(e.to_string()),
+        ErrorKind::Timeout => Status::deadline_exceeded(e.to_string()),
+        ErrorKind::Unavailable => {
+            tracing::warn!(error = %e, "unavailable");
+            Status::unavailable(format!("a dependency failed: {e}"))
+        }
+        ErrorKind::Internal => {
+            tracing::error!(error = format!("{e:#}"), "internal error");
+            Status::internal("internal error; see the server log")
+        }
+    }
+}
+
+fn invalid(e: crag_config::Invalid) -> Status {
+    Status::invalid_argument(e.0)
+}
+
+/// The `crag.v1.Crag` service.
+#[derive(Clone)]
+pub struct CragService {
+    engine: Engine,
+    limits: LimitsSection,
+    in_flight: Arc<Semaphore>,
+    timeout: Duration,
+}
+
+impl CragService {
+    /// The service over `engine` with the configuration's limits and server settings.
+    pub fn new(engine: Engine, config: &Config) -> Self {
+        Self {
+            engine,
+            limits: config.limits,
+            in_flight: Arc::new(Semaphore::new(config.server.max_concurrent_requests)),
+            timeout: Duration::from_millis(config.server.request_timeout_ms),
+        }
+    }
+
+    /// Runs `work` under the concurrency limit (refuse, never queue) and the deadline.
+    async fn guarded<T>(
+        &self,
+        work: impl Future<Output = Result<T, Status>>,
+    ) -> Result<Response<T>, Status> {
+        let Ok(_permit) = Arc::clone(&self.in_flight).try_acquire_owned() else {
+            return Err(Status::resource_exhausted(
+                "too many requests in flight; retry later",
+            ));
+        };
+        match tokio::time::timeout(self.timeout, work).await {
+            Ok(result) => result.map(Response::new),
+            Err(_) => Err(Status::deadline_exceeded(
+                "the request took longer than the server's timeout",
+            )),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Crag for CragService {
+    async fn query(
+        &self,
+        request: Request<pb::QueryRequest>,
+    ) -> Result<Response<pb::QueryResponse>, Status> {
+        let message = request.into_inner();
+        self.guarded(async {
+            let params = convert::query_params(message);
+            let request = self.limits.query_request(&params).map_err(invalid)?;
+            let outcome = self.engine.query(&request).await.map_err(status)?;
+            Ok(convert::query_response(
+                params.session_id.unwrap_or_default(),
+                &outcome,
+            ))
+        })
+        .await
+    }
+
+    async fn ingest(
+        &self,
+        request: Request<Streaming<pb::Document>>,
+    ) -> Result<Response<pb::IngestResponse>, Status> {
+        let mut stream = request.into_inner();
+        self.guarded(async {
+            let mut received = Vec::new();
+            while let Some(document) = stream.message().await? {
+                if received.len() == self.limits.max_ingest_batch {
+                    return Err(Status::invalid_argument(format!(
+                        "more than {} documents in one stream (limits.max_ingest_batch)",
+                        self.limits.max_ingest_batch
+                    )));
+                }
+                received.push(document);
+            }
+            self.limits.ingest_batch(received.len()).map_err(invalid)?;
+            let total = received.len();
+            let mut documents = Vec::with_capacity(total);
+            let mut errors = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for (index, d) in received.into_iter().enumerate() {
+                let id = d.id.clone();
+                let error = |message: String| pb::DocumentError {
+                    index: index as u32,
+                    id: id.clone(),
+                    message,
+                };
+                match self.limits.document(&convert::document(d)) {
+                    Ok(doc) if !seen.insert(doc.id.clone()) => {
+                        errors.push(error("duplicate id in this stream".into()))
+                    }
+                    Ok(doc) => documents.push(doc),
+                    Err(e) => errors.push(error(e.0)),
+                }
+            }
+            let report = if documents.is_empty() {
+                None
+            } else {
+                Some(
+                    self.engine
+                        .ingest(documents, Vec::new(), &Scope::None, &NoProgress)
+                        .await
+                        .map_err(status)?,
+                )
+            };
+            Ok(convert::ingest_response(total, report.as_ref(), errors))
+        })
+        .await
+    }
+
+    async fn delete_document(
+        &self,
+        request: Request<pb::DeleteDocumentRequest>,
+    ) -> Result<Response<pb::DeleteDocumentResponse>, Status> {
+        let raw = request.into_inner().id;
+        self.guarded(async {
+            let id = self.limits.document_id(&raw).map_err(invalid)?;
+            if !self.engine.delete_document(&id).await.map_err(status)? {
+                return Err(Status::not_found(format!(
+                    "no document with id `{}`",
+                    raw.escape_debug()
+                )));
+            }
+            Ok(pb::DeleteDocumentResponse {
+                id: raw.clone(),
+                deleted: true,
+            })
+        })
+        .await
+    }
+
+    async fn stats(
+        &self,
+        _: Request<pb::StatsRequest>,
+    ) -> Result<Response<pb::StatsResponse>, Status> {
+        self.guarded(async {
+            let s = self.engine.stats().await.map_err(status)?;
+            Ok(pb::StatsResponse {
+                documents: s.documents as u64,
+                keyword_chunks: s.keyword_chunks as u64,
+                vector_chunks: s.vector_chunks as u64,
+                embedding_model: s.embedding_model,
+                dimension: s.dimension as u32,
+            })
+        })
+        .await
+    }
+}
+
+/// Health reporter of a running server: flip to NOT_SERVING while draining.
+pub type HealthReporter = tonic_health::server::HealthReporter;
+
+/// The routes of a server: `crag.v1.Crag` and reflection behind the bearer-token check,
+/// health open; plus its health reporter (already SERVING).
+pub async fn routes(
+    service: CragService,
+    tokens: TokenSet,
+) -> anyhow::Result<(tonic::service::Routes, HealthReporter)> {
+    let max = service.limits.max_body_bytes;
+    let (reporter, health) = tonic_health::server::health_reporter();
+    reporter.set_serving::<CragServer<CragService>>().await;
+    let auth = move |request: Request<()>| {
+        let header = request
+            .metadata()
+            .get("authorization")
+            .map(|v| v.as_bytes());
+        if tokens.check_header(header) {
+            Ok(request)
+        } else {
+            Err(Status::unauthenticated("missing or invalid bearer token"))
+        }
+    };
+    let crag = CragServer::new(service)
+        .max_decoding_message_size(max)
+        .max_encoding_message_size(usize::MAX);
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let routes = tonic::service::Routes::new(health)
+        .add_service(tonic::service::interceptor::InterceptedService::new(
+            crag,
+            auth.clone(),
+        ))
+        .add_service(tonic::service::interceptor::InterceptedService::new(
+            reflection, auth,
+        ));
+    Ok((routes, reporter))
+}
+
+/// Serves `routes` on `listener` until `shutdown` resolves; in-flight calls then get at most
+/// `grace` to finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    routes: tonic::service::Routes,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let server = tonic::transport::Server::builder()
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(incoming, async move {
+            shutdown.await;
+            let _ = drained_tx.send(());
+        });
+    let deadline = async move {
+        if drained_rx.await.is_ok() {
+            tokio::time::sleep(grace).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        r = server => r.map_err(anyhow::Error::from),
+        () = deadline => {
+            tracing::warn!(grace_ms = grace.as_millis() as u64, "gRPC calls still running after the grace period; stopping");
+            Ok(())
+        }
+    }
+}
+
+/// Binds `addr` and serves `service` until `shutdown` resolves; health turns NOT_SERVING
+/// first.
+pub async fn run(
+    service: CragService,
+    tokens: TokenSet,
+    addr: SocketAddr,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (server.grpc_addr): {e}"))?;
+    tracing::info!(%addr, "gRPC API listening");
+    let (routes, reporter) = routes(service, tokens).await?;
+    let shutdown = async move {
+        shutdown.await;
+        reporter.set_not_serving::<CragServer<CragService>>().await;
+        tracing::info!("shutting down gRPC: draining in-flight calls");
+    };
+    serve(listener, routes, shutdown, grace).await
+}

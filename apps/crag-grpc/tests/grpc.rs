@@ -1,0 +1,491 @@
+//! The gRPC service in process (a real server on 127.0.0.1, the generated client) over the
+//! real embedded adapters on a small fixture corpus written by the test.
+
+use std::time::Duration;
+
+use crag_config::{Config, TokenSet};
+use crag_grpc::pb::crag_client::CragClient;
+use crag_grpc::pb::{DeleteDocumentRequest, Document, Filters, QueryRequest, StatsRequest};
+use crag_grpc::CragService;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
+
+const TOKEN: &str = "grpc-token-0123456789";
+
+struct Server {
+    addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        data_dir: dir.path().join("data"),
+        ..Config::default()
+    };
+    tweak(&mut config);
+    config.validate().unwrap();
+    let engine = config.engine().await.unwrap();
+    let tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
+    let (routes, _reporter) =
+        crag_grpc::routes(CragService::new(engine, &config), TokenSet::new(&tokens))
+            .await
+            .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(crag_grpc::serve(
+        listener,
+        routes,
+        async move {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(5),
+    ));
+    Server {
+        addr,
+        stop: Some(stop),
+        task,
+        _dir: dir,
+    }
+}
+
+impl Server {
+    async fn channel(&self) -> Channel {
+        Channel::from_shared(format!("http://{}", self.addr))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
+    }
+
+    async fn client(&self) -> CragClient<Channel> {
+        CragClient::new(self.channel().await).max_decoding_message_size(64 * 1024 * 1024)
+    }
+
+    async fn shutdown(mut self) {
+        self.stop.take().unwrap().send(()).unwrap();
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+fn doc(id: &str, text: &str, kind: &str) -> Document {
+    Document {
+        id: id.into(),
+        text: text.into(),
+        title: String::new(),
+        source: String::new(),
+        kind: kind.into(),
+    }
+}
+
+fn fixture() -> Vec<Document> {
+    vec![
+        doc("docs/fusion.md", "Reciprocal rank fusion merges the BM25 list and the vector list. Each document scores one over sixty plus its rank in every list.", ""),
+        doc("docs/bread.md", "Sourdough bread needs a starter, flour, water and salt. Bake it in a hot oven until the crust is dark.", "prose"),
+        doc("src/fuse.rs", "pub fn reciprocal_rank_fusion(bm25: &[Hit], vectors: &[Hit], k: f32) -> Vec<Hit> { todo() }", "code"),
+    ]
+}
+
+fn query(text: &str) -> QueryRequest {
+    QueryRequest {
+        query: text.into(),
+        ..QueryRequest::default()
+    }
+}
+
+async fn documents(client: &mut CragClient<Channel>) -> u64 {
+    client
+        .stats(StatsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .documents
+}
+
+#[tokio::test]
+async fn query_ingest_delete_stats_health_and_reflection() {
+    let s = server(|_| {}, &[]).await;
+    let mut client = s.client().await;
+    let r = client
+        .ingest(tokio_stream::iter(fixture()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((r.documents_received, r.documents_added), (3, 3), "{r:?}");
+    assert!(r.chunks_written >= 3 && r.errors.is_empty());
+    assert_eq!(documents(&mut client).await, 3);
+
+    let r = client
+        .query(QueryRequest {
+            top_k: Some(3),
+            session_id: "s-1".into(),
+            use_web_search: Some(false),
+            ..query("how does reciprocal rank fusion merge lists?")
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.session_id, "s-1");
+    let crag = r.crag.unwrap();
+    assert!(["correct", "ambiguous", "incorrect"].contains(&crag.verdict.as_str()));
+    assert!(crag.score.is_some() && !crag.criteria.is_empty());
+    assert!(!crag.web_search_used);
+    assert!(crag.timings.unwrap().stages_ms["total"] > 0.0);
+    assert!(!r.artifacts.is_empty());
+    let first = &r.artifacts[0];
+    assert!(first.fused_score.is_some() && first.span.is_some());
+    assert!(first.keyword.is_some() || first.vector.is_some());
+
+    let r = client
+        .query(QueryRequest {
+            use_crag: Some(false),
+            filters: Some(Filters {
+                source_prefix: String::new(),
+                kinds: vec!["code".into()],
+            }),
+            ..query("reciprocal rank fusion")
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.artifacts.len(), 1, "{r:?}");
+    assert_eq!(r.artifacts[0].document_id, "src/fuse.rs");
+
+    let r = client
+        .delete_document(DeleteDocumentRequest {
+            id: "docs/bread.md".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.deleted);
+    let e = client
+        .delete_document(DeleteDocumentRequest {
+            id: "docs/bread.md".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    assert_eq!(documents(&mut client).await, 2);
+
+    // Standard health service.
+    let mut health = tonic_health::pb::health_client::HealthClient::new(s.channel().await);
+    let status = health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: "crag.v1.Crag".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .status;
+    assert_eq!(
+        status,
+        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+    );
+
+    // Server reflection lists the service.
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+    let mut reflection = ServerReflectionClient::new(s.channel().await);
+    let mut answers = reflection
+        .server_reflection_info(tokio_stream::iter(vec![ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::ListServices(String::new())),
+        }]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.message().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+        panic!("unexpected reflection answer {answer:?}");
+    };
+    let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"crag.v1.Crag"), "{names:?}");
+    assert!(names.contains(&"grpc.health.v1.Health"), "{names:?}");
+    drop(client);
+    s.shutdown().await;
+}
+
+/// Sends raw bytes as a request message (to test malformed protobuf).
+#[derive(Default, Clone)]
+struct RawCodec;
+
+struct RawEncoder;
+struct RawDecoder;
+
+impl Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawEncoder;
+    type Decoder = RawDecoder;
+    fn encoder(&mut self) -> RawEncoder {
+        RawEncoder
+    }
+    fn decoder(&mut self) -> RawDecoder {
+        RawDecoder
+    }
+}
+
+impl Encoder for RawEncoder {
+    type Item = Vec<u8>;
+    type Error = Status;
+    fn encode(&mut self, item: Vec<u8>, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        use bytes::BufMut;
+        buf.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawDecoder {
+    type Item = Vec<u8>;
+    type Error = Status;
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
+        use bytes::Buf;
+        let mut out = vec![0; buf.remaining()];
+        buf.copy_to_slice(&mut out);
+        Ok(Some(out))
+    }
+}
+
+async fn raw_query(channel: Channel, bytes: Vec<u8>) -> Status {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    grpc.unary(
+        Request::new(bytes),
+        "/crag.v1.Crag/Query".parse().unwrap(),
+        RawCodec,
+    )
+    .await
+    .unwrap_err()
+}
+
+#[tokio::test]
+async fn bad_inputs_get_clear_codes_and_lose_nothing() {
+    let s = server(|_| {}, &[]).await;
+    let mut client = s.client().await;
+    client.ingest(tokio_stream::iter(fixture())).await.unwrap();
+    let cases: Vec<(&str, QueryRequest, &str)> = vec![
+        ("empty query", query(""), "query must not be empty"),
+        (
+            "whitespace query",
+            query(" \t\n"),
+            "query must not be empty",
+        ),
+        (
+            "1 MB query",
+            query(&"q".repeat(1024 * 1024)),
+            "the limit is 2000",
+        ),
+        (
+            "negative top_k",
+            QueryRequest {
+                top_k: Some(-5),
+                ..query("bread")
+            },
+            "topK must be between 1 and 100",
+        ),
+        (
+            "huge top_k",
+            QueryRequest {
+                top_k: Some(i64::MAX),
+                ..query("bread")
+            },
+            "topK",
+        ),
+        (
+            "zero token budget",
+            QueryRequest {
+                token_budget: Some(0),
+                ..query("bread")
+            },
+            "tokenBudget",
+        ),
+        (
+            "negative token budget",
+            QueryRequest {
+                token_budget: Some(-1),
+                ..query("bread")
+            },
+            "tokenBudget",
+        ),
+        (
+            "unknown kind",
+            QueryRequest {
+                filters: Some(Filters {
+                    source_prefix: String::new(),
+                    kinds: vec!["pdf".into()],
+                }),
+                ..query("bread")
+            },
+            "unknown kind `pdf`",
+        ),
+        (
+            "bad session id",
+            QueryRequest {
+                session_id: "a b".into(),
+                ..query("bread")
+            },
+            "sessionId",
+        ),
+        (
+            "control char prefix",
+            QueryRequest {
+                filters: Some(Filters {
+                    source_prefix: "a\u{1}".into(),
+                    kinds: vec![],
+                }),
+                ..query("bread")
+            },
+            "sourcePrefix",
+        ),
+    ];
+    for (name, request, message) in cases {
+        let e = client.query(request).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{name}: {e:?}");
+        assert!(e.message().contains(message), "{name}: {}", e.message());
+    }
+
+    // Malformed protobuf: a truncated varint, a wrong wire type for `query`, invalid UTF-8.
+    for bytes in [
+        vec![0x10, 0xff],
+        vec![0x0d, 1, 2, 3, 4],
+        vec![0x0a, 0x02, 0xff, 0xfe],
+    ] {
+        let e = raw_query(s.channel().await, bytes.clone()).await;
+        assert_eq!(e.code(), Code::InvalidArgument, "{bytes:?}: {e:?}");
+        assert!(
+            e.message().contains("malformed protobuf"),
+            "{}",
+            e.message()
+        );
+    }
+
+    // Over the message size limit.
+    let e = client
+        .query(query(&"q".repeat(5 * 1024 * 1024)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e.code(), Code::OutOfRange | Code::ResourceExhausted),
+        "{e:?}"
+    );
+
+    // Deletes: path tricks and unknown ids.
+    for (id, code, message) in [
+        ("../etc/passwd", Code::InvalidArgument, "`..`"),
+        ("a\\b", Code::InvalidArgument, "backslashes"),
+        ("", Code::InvalidArgument, "must not be empty"),
+        ("nope.md", Code::NotFound, "nope.md"),
+    ] {
+        let e = client
+            .delete_document(DeleteDocumentRequest { id: id.into() })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), code, "{id}: {e:?}");
+        assert!(e.message().contains(message), "{id}: {}", e.message());
+    }
+
+    // Ingest: empty stream, too many documents, per-document errors.
+    let e = client
+        .ingest(tokio_stream::iter(Vec::<Document>::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(
+        e.message().contains("documents must not be empty"),
+        "{}",
+        e.message()
+    );
+    let many: Vec<_> = (0..300)
+        .map(|i| doc(&format!("m{i}"), "text", ""))
+        .collect();
+    let e = client.ingest(tokio_stream::iter(many)).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("max_ingest_batch"), "{}", e.message());
+    let r = client
+        .ingest(tokio_stream::iter(vec![
+            doc("ok.md", "an oven document", ""),
+            doc("../up", "x", ""),
+            doc("blank.md", "  ", ""),
+            doc("web.md", "x", "web"),
+        ]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.documents_added, 1, "{r:?}");
+    let indexes: Vec<u32> = r.errors.iter().map(|e| e.index).collect();
+    assert_eq!(indexes, vec![1, 2, 3], "{r:?}");
+
+    // Still serving, nothing lost.
+    assert_eq!(documents(&mut client).await, 4);
+    let r = client
+        .query(query("sourdough bread oven"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.artifacts.iter().any(|a| a.document_id == "docs/bread.md"));
+    drop(client);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn tokens_guard_everything_but_health() {
+    let s = server(|_| {}, &[TOKEN]).await;
+    let mut client = s.client().await;
+    let e = client.stats(StatsRequest {}).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+    for value in ["Bearer wrong-token-00000000", TOKEN, "Basic abc"] {
+        let mut request = Request::new(StatsRequest {});
+        request
+            .metadata_mut()
+            .insert("authorization", MetadataValue::try_from(value).unwrap());
+        let e = client.stats(request).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated, "{value}: {e:?}");
+    }
+    let mut request = Request::new(StatsRequest {});
+    request.metadata_mut().insert(
+        "authorization",
+        MetadataValue::try_from(format!("Bearer {TOKEN}")).unwrap(),
+    );
+    client.stats(request).await.unwrap();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(s.channel().await);
+    health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap();
+    drop(client);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn overload_is_refused_and_shutdown_drains() {
+    let s = server(|c| c.server.max_concurrent_requests = 1, &[]).await;
+    let mut client = s.client().await;
+    client.ingest(tokio_stream::iter(fixture())).await.unwrap();
+    let (mut a, mut b) = (client.clone(), client.clone());
+    let q = || query("how does reciprocal rank fusion merge lists?");
+    let (ra, rb) = tokio::join!(a.query(q()), b.query(q()));
+    let codes: Vec<Code> = [&ra, &rb]
+        .iter()
+        .map(|r| r.as_ref().map_or_else(|e| e.code(), |_| Code::Ok))
+        .collect();
+    assert!(codes.contains(&Code::Ok), "{codes:?}");
+    assert!(codes.contains(&Code::ResourceExhausted), "{codes:?}");
+    client.query(q()).await.unwrap();
+
+    // A call in flight when shutdown starts still completes.
+    let mut c = client.clone();
+    let in_flight = tokio::spawn(async move { c.query(q()).await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    s.shutdown().await;
+    in_flight.await.unwrap().unwrap();
+}
