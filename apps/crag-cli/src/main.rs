@@ -63,7 +63,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     // A server logs its requests; the one-shot commands only warnings.
     let default_level = if matches!(cli.command, Command::Serve(_)) {
-        "info"
+        "info,lance=warn,lancedb=warn"
     } else {
         "warn"
     };

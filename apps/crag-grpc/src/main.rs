@@ -10,8 +10,9 @@ use crag_config::Config;
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CRAG_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+            tracing_subscriber::EnvFilter::try_from_env("CRAG_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("info,lance=warn,lancedb=warn")
+            }),
         )
         .with_writer(std::io::stderr)
         .init();
