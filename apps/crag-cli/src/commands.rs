@@ -70,7 +70,7 @@ pub async fn ingest(ctx: &Context, args: IngestArgs) -> Result<()> {
     let engine = ctx
         .engine(EngineConfig {
             chunking,
-            ..EngineConfig::default()
+            ..ctx.config.engine_config()
         })
         .await?;
     let progress = Bar::new(args.json);
@@ -149,7 +149,7 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     };
     ensure_index(ctx.data_dir())?;
     let engine = ctx
-        .engine(EngineConfig::default())
+        .engine(ctx.config.engine_config())
         .await?
         .with_crag(parts)?;
     if args.batch.is_none() {
@@ -215,7 +215,7 @@ pub struct StatsArgs {
 
 pub async fn stats(ctx: &Context, args: StatsArgs) -> Result<()> {
     ensure_index(ctx.data_dir())?;
-    let engine = ctx.engine(EngineConfig::default()).await?;
+    let engine = ctx.engine(ctx.config.engine_config()).await?;
     let stats = engine.stats().await?;
     let bytes = dir_size(ctx.data_dir());
     output::stats(ctx.data_dir(), &stats, bytes, args.json)

@@ -12,7 +12,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use crag_core::{Query, TopK};
 use crag_engine::sources::{read_beir_corpus, BEIR_ID_SEPARATOR};
-use crag_engine::{Engine, EngineConfig, QueryOutcome, QueryRequest};
+use crag_engine::{Engine, QueryOutcome, QueryRequest};
 use crag_evaluation::{auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -213,7 +213,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     let config = &ctx.config;
     let vectors_uri = index_dir.join("vectors").to_string_lossy().into_owned();
     let engine = config
-        .open_indexes(&index_dir, &vectors_uri, EngineConfig::default())
+        .open_indexes(&index_dir, &vectors_uri, config.engine_config())
         .await?
         .with_crag(config.components()?)?;
     eprintln!(

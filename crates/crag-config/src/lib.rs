@@ -49,6 +49,8 @@ pub struct Config {
     pub assets_dir: Option<PathBuf>,
     /// JSON synonym table `{"term": ["synonym", ...]}`; default: the seed's table.
     pub synonyms_file: Option<PathBuf>,
+    /// Hybrid retrieval tunables.
+    pub retrieval: RetrievalSection,
     /// Corrective RAG tunables.
     pub crag: CragConfig,
     /// Which evaluator judges retrievals, and its settings.
@@ -74,6 +76,7 @@ impl Default for Config {
             vectors_uri: None,
             assets_dir: None,
             synonyms_file: None,
+            retrieval: RetrievalSection::default(),
             crag: CragConfig::default(),
             evaluator: EvaluatorSection::default(),
             web_search: WebSearchSection::default(),
@@ -130,6 +133,7 @@ impl Config {
         if self.data_dir.as_os_str().is_empty() && self.vectors_uri.is_none() {
             bail!("data_dir must not be empty");
         }
+        self.retrieval.validate()?;
         self.crag.validate()?;
         self.server.validate()?;
         self.limits.validate()?;
@@ -141,6 +145,15 @@ impl Config {
     pub fn token_set(&self) -> Result<TokenSet> {
         let var = std::env::var(&self.auth.tokens_env).ok();
         Ok(TokenSet::new(&self.auth.resolve(var.as_deref())?))
+    }
+
+    /// The engine tunables of `[retrieval]` (chunking stays the ingest command's).
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            leg_depth: self.retrieval.leg_depth,
+            rrf_k: self.retrieval.rrf_k,
+            ..EngineConfig::default()
+        }
     }
 
     /// The model and runtime assets directory.
@@ -235,7 +248,7 @@ impl Config {
     pub async fn engine(&self) -> Result<Engine> {
         let parts = self.components()?;
         let engine = self
-            .open_indexes(&self.data_dir, &self.vectors_uri(), EngineConfig::default())
+            .open_indexes(&self.data_dir, &self.vectors_uri(), self.engine_config())
             .await?;
         Ok(engine.with_crag(parts)?)
     }
@@ -266,6 +279,38 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
+    }
+}
+
+/// `[retrieval]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalSection {
+    /// Candidates asked of each leg (BM25, vectors) before fusion.
+    pub leg_depth: usize,
+    /// Reciprocal-rank-fusion constant: a document scores `1 / (rrf_k + rank)` per leg.
+    pub rrf_k: f32,
+}
+
+impl Default for RetrievalSection {
+    fn default() -> Self {
+        let engine = EngineConfig::default();
+        Self {
+            leg_depth: engine.leg_depth,
+            rrf_k: engine.rrf_k,
+        }
+    }
+}
+
+impl RetrievalSection {
+    fn validate(&self) -> Result<()> {
+        if self.leg_depth == 0 || self.leg_depth > 10_000 {
+            bail!("retrieval.leg_depth must be within 1..=10000");
+        }
+        if !self.rrf_k.is_finite() || self.rrf_k <= 0.0 {
+            bail!("retrieval.rrf_k must be a positive number");
+        }
+        Ok(())
     }
 }
 

@@ -159,4 +159,6 @@ fn the_example_file_is_valid_and_complete() {
     let example = Config::parse(text).unwrap();
     assert_eq!(example.server, ServerSection::default());
     assert_eq!(example.limits, LimitsSection::default());
+    assert_eq!(example.retrieval, RetrievalSection::default());
+    assert_eq!(example, Config::default(), "the example shows the defaults");
 }
