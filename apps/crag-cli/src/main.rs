@@ -63,17 +63,11 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     // A server logs its requests; the one-shot commands only warnings.
     let default_level = if matches!(cli.command, Command::Serve(_)) {
-        "info,lance=warn,lancedb=warn"
+        crag_config::SERVER_LOG_FILTER
     } else {
         "warn"
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CRAG_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    crag_config::init_tracing(default_level);
     let result = match load_config(&cli) {
         Ok(config) => run(cli.command, commands::Context { config }).await,
         Err(err) => Err(err),

@@ -252,28 +252,18 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    let server = tonic::transport::Server::builder()
-        .add_routes(routes)
-        .serve_with_incoming_shutdown(incoming, async move {
-            shutdown.await;
-            let _ = drained_tx.send(());
-        });
-    let deadline = async move {
-        if drained_rx.await.is_ok() {
-            tokio::time::sleep(grace).await;
-        } else {
-            std::future::pending::<()>().await;
-        }
-    };
-    tokio::select! {
-        r = server => r.map_err(anyhow::Error::from),
-        () = deadline => {
-            tracing::warn!(grace_ms = grace.as_millis() as u64, "gRPC calls still running after the grace period; stopping");
-            Ok(())
-        }
-    }
+    crag_config::serve_gracefully(
+        |signal| {
+            tonic::transport::Server::builder()
+                .add_routes(routes)
+                .serve_with_incoming_shutdown(incoming, signal)
+        },
+        shutdown,
+        grace,
+        "gRPC",
+    )
+    .await
 }
 
 /// Binds `addr` and serves `service` until `shutdown` resolves; health turns NOT_SERVING

@@ -4,18 +4,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crag_config::Config;
-
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CRAG_LOG").unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new("info,lance=warn,lancedb=warn")
-            }),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    crag_config::init_tracing(crag_config::SERVER_LOG_FILTER);
     match run().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -26,25 +17,14 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> anyhow::Result<()> {
-    let mut args = std::env::args().skip(1);
-    let mut path = std::env::var_os("CRAG_CONFIG").map(std::path::PathBuf::from);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--config" => {
-                path = Some(
-                    args.next()
-                        .ok_or_else(|| anyhow::anyhow!("--config needs a file"))?
-                        .into(),
-                )
-            }
-            "-h" | "--help" => {
-                println!("usage: crag-grpc [--config FILE]\n\nServes crag's gRPC API; see docs/configuration.md.");
-                return Ok(());
-            }
-            other => anyhow::bail!("unknown argument `{other}` (usage: crag-grpc [--config FILE])"),
-        }
-    }
-    let config = Config::load(path.as_deref(), std::env::vars())?;
+    let Some(config) = crag_config::config_from_args(
+        "crag-grpc",
+        "Serves crag's gRPC API",
+        std::env::args().skip(1),
+    )?
+    else {
+        return Ok(());
+    };
     let tokens = config.token_set()?;
     let engine = config.engine().await?;
     crag_grpc::run(

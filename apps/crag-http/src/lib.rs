@@ -107,26 +107,17 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = drained_tx.send(());
-    });
-    let server = async move { server.await.map_err(anyhow::Error::from) };
-    let deadline = async move {
-        if drained_rx.await.is_ok() {
-            tokio::time::sleep(grace).await;
-        } else {
-            std::future::pending::<()>().await;
-        }
-    };
-    tokio::select! {
-        r = server => r,
-        () = deadline => {
-            tracing::warn!(grace_ms = grace.as_millis() as u64, "HTTP requests still running after the grace period; stopping");
-            Ok(())
-        }
-    }
+    crag_config::serve_gracefully(
+        |signal| {
+            std::future::IntoFuture::into_future(
+                axum::serve(listener, router).with_graceful_shutdown(signal),
+            )
+        },
+        shutdown,
+        grace,
+        "HTTP",
+    )
+    .await
 }
 
 /// Binds `addr` and serves the engine until `shutdown` resolves; `/readyz` turns 503 first.

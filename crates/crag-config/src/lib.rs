@@ -6,6 +6,7 @@
 
 mod env;
 mod requests;
+mod runtime;
 mod sections;
 mod server;
 
@@ -25,6 +26,10 @@ use serde::{Deserialize, Serialize};
 
 pub use env::{env_overrides, ENV_PREFIX};
 pub use requests::{DocumentParams, Invalid, QueryParams, DEFAULT_TOP_K};
+pub use runtime::{
+    config_from_args, init_tracing, serve_gracefully, shutdown_signal, ShutdownFuture,
+    SERVER_LOG_FILTER,
+};
 pub use sections::{
     EvaluatorKind, EvaluatorSection, HttpEvaluatorSection, LlmSection, RerankerKind,
     RerankerSection, WebProvider, WebSearchSection,
@@ -251,34 +256,6 @@ impl Config {
             .open_indexes(&self.data_dir, &self.vectors_uri(), self.engine_config())
             .await?;
         Ok(engine.with_crag(parts)?)
-    }
-}
-
-/// Resolves on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
     }
 }
 
