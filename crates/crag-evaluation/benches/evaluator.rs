@@ -83,12 +83,12 @@ fn documents(count: usize, words: usize) -> Vec<EvalDocument> {
                 })
                 .collect::<Vec<_>>()
                 .join(" ");
-            EvalDocument {
-                id: format!("docs/{}.md#{i}", i % 5),
-                source: format!("docs/{}.md", i % 5),
+            EvalDocument::new(
+                format!("docs/{}.md#{i}", i % 5),
+                format!("docs/{}.md", i % 5),
                 text,
-                similarity: 0.9 - i as f32 * 0.02,
-            }
+                0.9 - i as f32 * 0.02,
+            )
         })
         .collect()
 }

@@ -356,12 +356,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn doc(source: &str, text: &str, similarity: f32) -> EvalDocument {
-        EvalDocument {
-            id: format!("{source}#0"),
-            source: source.into(),
-            text: text.into(),
-            similarity,
-        }
+        EvalDocument::new(format!("{source}#0"), source, text, similarity)
     }
 
     fn evaluator() -> HeuristicEvaluator {
@@ -692,12 +687,7 @@ mod tests {
                 0.0f32..=1.0
             ],
         )
-            .prop_map(|(source, text, similarity)| EvalDocument {
-                id: String::new(),
-                source,
-                text,
-                similarity,
-            })
+            .prop_map(|(source, text, similarity)| EvalDocument::new("", source, text, similarity))
     }
 
     proptest! {
