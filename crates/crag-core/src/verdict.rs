@@ -4,6 +4,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
+use crate::scored::LegHit;
 
 /// How well a retrieval answers its query (Corrective RAG's three-way judgement).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -165,6 +166,27 @@ mod tests {
         assert_eq!(CorrectionKind::WebSearch.as_str(), "web_search");
         assert_eq!(CorrectionKind::WebSearch.to_string(), "web_search");
     }
+
+    #[test]
+    fn eval_documents_read_without_retrieval_signals() {
+        let doc: EvalDocument =
+            serde_json::from_str(r#"{"id": "a#0", "source": "a", "text": "t", "similarity": 0.5}"#)
+                .unwrap();
+        assert_eq!(doc, EvalDocument::new("a#0", "a", "t", 0.5));
+        assert_eq!(doc.retrieval, RetrievalSignals::default());
+        let signals = RetrievalSignals {
+            keyword: Some(LegHit {
+                rank: 2,
+                score: 7.5,
+            }),
+            rerank_probability: Some(0.9),
+            ..RetrievalSignals::default()
+        };
+        let with = doc.with_retrieval(signals);
+        let back: EvalDocument =
+            serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+        assert_eq!(back.retrieval, signals);
+    }
 }
 
 /// A retrieved document as an evaluator sees it.
@@ -178,4 +200,49 @@ pub struct EvalDocument {
     pub text: String,
     /// Query-document similarity from retrieval, in [0, 1] (cosine similarity clamped at 0).
     pub similarity: f32,
+    /// What retrieval said of it (ranks and scores per leg, fused score, rerank probability);
+    /// all absent for documents that did not come from the indexes.
+    #[serde(default)]
+    pub retrieval: RetrievalSignals,
+}
+
+impl EvalDocument {
+    /// Builds a document without retrieval signals.
+    pub fn new(
+        id: impl Into<String>,
+        source: impl Into<String>,
+        text: impl Into<String>,
+        similarity: f32,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            source: source.into(),
+            text: text.into(),
+            similarity,
+            retrieval: RetrievalSignals::default(),
+        }
+    }
+
+    /// Adds what retrieval said of the document.
+    #[must_use]
+    pub fn with_retrieval(mut self, retrieval: RetrievalSignals) -> Self {
+        self.retrieval = retrieval;
+        self
+    }
+}
+
+/// Retrieval features of one evaluated document, each absent when that stage did not see it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RetrievalSignals {
+    /// Rank and BM25 score in the keyword leg.
+    pub keyword: Option<LegHit>,
+    /// Rank and score in the vector leg (`1 - d / 2`, d the cosine distance).
+    pub vector: Option<LegHit>,
+    /// Reciprocal-rank-fusion score.
+    pub fused_score: Option<f32>,
+    /// Fused score normalised to [0, 1] (1: first in every leg).
+    pub normalized_score: Option<f32>,
+    /// The cross-encoder's probability of relevance, when the two-stage reranker ran.
+    pub rerank_probability: Option<f32>,
 }

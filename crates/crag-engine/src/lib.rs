@@ -13,7 +13,7 @@ pub mod sources;
 
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use crag::{
-    Artifact, ArtifactOrigin, CragComponents, CragConfig, CragMetrics, FailMode,
+    Artifact, ArtifactOrigin, CragComponents, CragConfig, CragMetrics, EvaluationInput, FailMode,
     HeuristicRelevance, LlmRelevance, QueryOutcome, QueryRequest, QueryTimings, RerankConfig,
     RerankOutcome,
 };

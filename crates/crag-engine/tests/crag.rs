@@ -294,6 +294,33 @@ async fn incorrect_uses_the_language_model_to_rewrite_when_configured() {
 }
 
 #[tokio::test]
+async fn evaluation_input_carries_the_retrieval_signals() {
+    let e = with(
+        scripted(Verdict::Correct, vec![]),
+        None,
+        CragConfig::default(),
+    )
+    .await;
+    let input = e
+        .evaluation_input(&request("vitamin D bone density", 3))
+        .await
+        .unwrap();
+    assert_eq!(input.documents.len(), input.artifacts.len());
+    assert_eq!(input.artifacts[0].chunk.document_id.as_str(), "vitamin.md");
+    for (d, a) in input.documents.iter().zip(&input.artifacts) {
+        assert_eq!(d.id, a.chunk.id.to_string());
+        assert_eq!(d.retrieval.keyword, a.keyword);
+        assert_eq!(d.retrieval.vector, a.vector);
+        assert_eq!(d.retrieval.normalized_score, a.normalized_score);
+        assert_eq!(d.retrieval.fused_score, a.fused_score);
+        assert!(d.retrieval.normalized_score.is_some());
+    }
+    assert!(input.documents[0].retrieval.keyword.is_some());
+    let none = e.evaluation_input(&request("thanks!", 3)).await.unwrap();
+    assert!(none.documents.is_empty());
+}
+
+#[tokio::test]
 async fn empty_results_are_judged_incorrect_by_the_heuristic() {
     let e = Engine::new(
         Arc::new(HashEmbedder::new(16)),
@@ -624,6 +651,46 @@ mod rerank {
             text.contains("crag_rerank_cache_total{result=\"miss\"} 1"),
             "{text}"
         );
+    }
+
+    #[tokio::test]
+    async fn the_evaluator_sees_the_rerank_probabilities() {
+        let seen: Arc<std::sync::Mutex<Vec<EvalDocument>>> = Arc::default();
+        let recorder = Arc::clone(&seen);
+        let mut parts = CragComponents::heuristic(CragConfig::default()).unwrap();
+        parts.evaluator = Arc::new(FnEvaluator::new(
+            "recording",
+            move |_q, docs: &[EvalDocument]| {
+                *recorder.lock().unwrap() = docs.to_vec();
+                Ok(evaluation(Verdict::Correct, 0.9, vec![None; docs.len()]))
+            },
+        ));
+        parts.reranker = Some(Arc::new(TermOverlapReranker::default()));
+        let e = engine().await.with_crag(parts).unwrap();
+        let o = e.query(&request(LONG, 3)).await.unwrap();
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), o.original_count);
+        for (d, a) in seen.iter().zip(&o.artifacts) {
+            assert_eq!(
+                d.retrieval.rerank_probability,
+                a.rerank.map(|r| r.probability)
+            );
+            assert!(d.retrieval.rerank_probability.is_some());
+        }
+        // The same documents, unjudged, for calibration.
+        let input = e.evaluation_input(&request(LONG, 3)).await.unwrap();
+        assert_eq!(input.documents, seen);
+        let plain = e
+            .evaluation_input(&QueryRequest {
+                use_rerank: false,
+                ..request(LONG, 3)
+            })
+            .await
+            .unwrap();
+        assert!(plain
+            .documents
+            .iter()
+            .all(|d| d.retrieval.rerank_probability.is_none()));
     }
 
     #[tokio::test]

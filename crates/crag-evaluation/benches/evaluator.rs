@@ -1,10 +1,14 @@
-//! Benchmarks of the relevance evaluators: the heuristic evaluator over a result list of 20
-//! chunks of about 200 words, and the parsing of an LLM judge's fenced JSON answer.
+//! Benchmarks of the relevance evaluators: the heuristic and the calibrated evaluator over a
+//! result list of 20 chunks of about 200 words, and the parsing of an LLM judge's fenced JSON
+//! answer.
 
 use std::hint::black_box;
 
-use crag_core::EvalDocument;
-use crag_evaluation::{parse_llm_scores, HeuristicConfig, HeuristicEvaluator};
+use crag_core::{EvalDocument, LegHit, RetrievalSignals};
+use crag_evaluation::{
+    calibrate, parse_llm_scores, CalibratedEvaluator, CalibrationOptions, HeuristicConfig,
+    HeuristicEvaluator, LabelledQuery,
+};
 use criterion::{criterion_main, Criterion};
 
 const QUERY: &str = "how does reciprocal rank fusion combine keyword and vector retrieval";
@@ -83,12 +87,27 @@ fn documents(count: usize, words: usize) -> Vec<EvalDocument> {
                 })
                 .collect::<Vec<_>>()
                 .join(" ");
-            EvalDocument {
-                id: format!("docs/{}.md#{i}", i % 5),
-                source: format!("docs/{}.md", i % 5),
+            let similarity = 0.9 - i as f32 * 0.02;
+            let rank = i + 1;
+            EvalDocument::new(
+                format!("docs/{}.md#{i}", i % 5),
+                format!("docs/{}.md", i % 5),
                 text,
-                similarity: 0.9 - i as f32 * 0.02,
-            }
+                similarity,
+            )
+            .with_retrieval(RetrievalSignals {
+                keyword: (i % 3 != 2).then_some(LegHit {
+                    rank,
+                    score: 20.0 / rank as f32,
+                }),
+                vector: Some(LegHit {
+                    rank,
+                    score: (1.0 + similarity) / 2.0,
+                }),
+                fused_score: Some(2.0 / (60.0 + rank as f32)),
+                normalized_score: Some(61.0 / (60.0 + rank as f32)),
+                rerank_probability: None,
+            })
         })
         .collect()
 }
@@ -98,6 +117,38 @@ fn heuristic(c: &mut Criterion) {
     let documents = documents(20, 200);
     c.bench_function("heuristic_evaluate_20x200_words", |b| {
         b.iter(|| evaluator.evaluate(black_box(QUERY), black_box(&documents)))
+    });
+}
+
+fn calibrated(c: &mut Criterion) {
+    // A calibration fitted on synthetic lists: answerable ones keep their documents' similarity,
+    // unanswerable ones have it lowered; the first document of an answerable list is relevant.
+    let base = documents(20, 200);
+    let samples: Vec<LabelledQuery> = (0..40)
+        .map(|i| {
+            let answerable = i % 2 == 0;
+            let shift = if answerable { 0.0 } else { 0.3 } + (i % 5) as f32 * 0.01;
+            let documents = base
+                .iter()
+                .map(|d| {
+                    let mut d = d.clone();
+                    d.similarity -= shift;
+                    d
+                })
+                .collect::<Vec<_>>();
+            let relevant = (0..documents.len()).map(|r| answerable && r == 0).collect();
+            LabelledQuery {
+                id: i.to_string(),
+                query: QUERY.into(),
+                documents,
+                relevant,
+            }
+        })
+        .collect();
+    let calibration = calibrate(&samples, &CalibrationOptions::default()).expect("fit");
+    let evaluator = CalibratedEvaluator::new(calibration).expect("valid calibration");
+    c.bench_function("calibrated_evaluate_20x200_words", |b| {
+        b.iter(|| evaluator.evaluate(black_box(QUERY), black_box(&base)))
     });
 }
 
@@ -124,7 +175,7 @@ fn parse(c: &mut Criterion) {
 
 /// The benchmarks, in a private module: `criterion_group!` defines an undocumented `pub fn`.
 mod group {
-    criterion::criterion_group!(benches, super::heuristic, super::parse);
+    criterion::criterion_group!(benches, super::heuristic, super::calibrated, super::parse);
 }
 
 criterion_main!(group::benches);

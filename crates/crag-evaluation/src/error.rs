@@ -17,6 +17,12 @@ pub enum EvaluationError {
         /// The beginning of the answer, for logs.
         excerpt: String,
     },
+    /// A calibration (fitted evaluator) is not usable: wrong features, non-finite numbers.
+    #[error("invalid calibration: {0}")]
+    InvalidCalibration(String),
+    /// The evaluator cannot be fitted on the given samples.
+    #[error("cannot fit the evaluator: {0}")]
+    Fit(String),
 }
 
 impl EvaluationError {

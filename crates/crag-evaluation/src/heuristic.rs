@@ -25,10 +25,10 @@ pub const SIMILARITY_CEILING: f32 = 0.7;
 /// The seed's cap on the variance penalty of semantic coherence.
 const VARIANCE_CAP: f32 = 0.3;
 
-const KEYWORD_OVERLAP: &str = "keyword_overlap";
-const SEMANTIC_COHERENCE: &str = "semantic_coherence";
-const LENGTH_ADEQUACY: &str = "length_adequacy";
-const SOURCE_DIVERSITY: &str = "source_diversity";
+pub(crate) const KEYWORD_OVERLAP: &str = "keyword_overlap";
+pub(crate) const SEMANTIC_COHERENCE: &str = "semantic_coherence";
+pub(crate) const LENGTH_ADEQUACY: &str = "length_adequacy";
+pub(crate) const SOURCE_DIVERSITY: &str = "source_diversity";
 
 /// Weights, thresholds and limits of the heuristic evaluator (defaults from seed 000).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,6 +179,41 @@ impl HeuristicEvaluator {
                 issues: Vec::new(),
             };
         }
+        let Assessment {
+            criteria,
+            score,
+            document_overlap,
+            ramped_similarity,
+            issues,
+            terms,
+        } = self.assess(query, documents);
+        let verdict = self.verdict(score);
+
+        let keyword_weight = criteria[0].weight;
+        let (wk, wc) = match (keyword_weight, self.config.semantic_coherence_weight) {
+            (k, c) if k + c > 0.0 => (k, c),
+            _ if terms == 0 => (0.0, 1.0),
+            _ => (1.0, 1.0),
+        };
+        let document_scores = document_overlap
+            .iter()
+            .zip(&ramped_similarity)
+            .map(|(&o, &r)| Some(unit((wk * o + wc * r) / (wk + wc))))
+            .collect();
+
+        Evaluation {
+            verdict,
+            score,
+            document_scores,
+            reasoning: reasoning(verdict, score, &criteria),
+            criteria,
+            issues,
+        }
+    }
+
+    /// Computes the four criteria, the aggregate and each document's keyword overlap and
+    /// ramped similarity (the calibrated evaluator's features build on these).
+    pub(crate) fn assess(&self, query: &str, documents: &[EvalDocument]) -> Assessment {
         let config = &self.config;
         let mut issues = Vec::new();
 
@@ -187,7 +222,7 @@ impl HeuristicEvaluator {
             .iter()
             .map(|d| terms_found(&terms, &d.text))
             .collect();
-        let doc_overlap: Vec<f32> = found.iter().map(|f| share(f)).collect();
+        let document_overlap: Vec<f32> = found.iter().map(|f| share(f)).collect();
         let keyword_overlap = if terms.is_empty() {
             0.0
         } else {
@@ -198,12 +233,12 @@ impl HeuristicEvaluator {
         };
         let keyword_weight = effective_keyword_weight(config, terms.len(), &mut issues);
 
-        let ramped: Vec<f32> = documents
+        let ramped_similarity: Vec<f32> = documents
             .iter()
             .enumerate()
             .map(|(i, d)| ramp(sanitize_similarity(d.similarity, i, &mut issues)))
             .collect();
-        let coherence = match mean_variance(&ramped) {
+        let coherence = match mean_variance(&ramped_similarity) {
             Some((mean, variance)) => unit(mean * (1.0 - variance.min(VARIANCE_CAP))),
             None => 0.0,
         };
@@ -217,7 +252,11 @@ impl HeuristicEvaluator {
         };
 
         let sources: HashSet<&str> = documents.iter().map(|d| d.source.as_str()).collect();
-        let diversity = unit(sources.len() as f32 / documents.len() as f32);
+        let diversity = if documents.is_empty() {
+            0.0
+        } else {
+            unit(sources.len() as f32 / documents.len() as f32)
+        };
 
         let criteria = vec![
             criterion(KEYWORD_OVERLAP, keyword_overlap, keyword_weight),
@@ -236,25 +275,12 @@ impl HeuristicEvaluator {
             issues.push("no criterion carries weight for this query; score set to 0".into());
             0.0
         };
-        let verdict = self.verdict(score);
-
-        let (wk, wc) = match (keyword_weight, config.semantic_coherence_weight) {
-            (k, c) if k + c > 0.0 => (k, c),
-            _ if terms.is_empty() => (0.0, 1.0),
-            _ => (1.0, 1.0),
-        };
-        let document_scores = doc_overlap
-            .iter()
-            .zip(&ramped)
-            .map(|(&o, &r)| Some(unit((wk * o + wc * r) / (wk + wc))))
-            .collect();
-
-        Evaluation {
-            verdict,
-            score,
-            document_scores,
-            reasoning: reasoning(verdict, score, &criteria),
+        Assessment {
             criteria,
+            score,
+            terms: terms.len(),
+            document_overlap,
+            ramped_similarity,
             issues,
         }
     }
@@ -268,6 +294,24 @@ impl HeuristicEvaluator {
             Verdict::Incorrect
         }
     }
+}
+
+/// What the heuristic computes before its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Assessment {
+    /// The four criteria, in the order keyword overlap, semantic coherence, length adequacy,
+    /// source diversity, with their effective weights.
+    pub(crate) criteria: Vec<CriterionScore>,
+    /// The weighted mean of the criteria.
+    pub(crate) score: f32,
+    /// Number of (normalised) query keywords.
+    pub(crate) terms: usize,
+    /// Share of the query keywords in each document.
+    pub(crate) document_overlap: Vec<f32>,
+    /// Each document's similarity mapped onto [0, 1] by the floor-ceiling ramp.
+    pub(crate) ramped_similarity: Vec<f32>,
+    /// Problems met (clamped similarities, few keywords).
+    pub(crate) issues: Vec<String>,
 }
 
 /// Maps a similarity onto [0, 1] between [`SIMILARITY_FLOOR`] and [`SIMILARITY_CEILING`].
@@ -356,12 +400,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn doc(source: &str, text: &str, similarity: f32) -> EvalDocument {
-        EvalDocument {
-            id: format!("{source}#0"),
-            source: source.into(),
-            text: text.into(),
-            similarity,
-        }
+        EvalDocument::new(format!("{source}#0"), source, text, similarity)
     }
 
     fn evaluator() -> HeuristicEvaluator {
@@ -692,12 +731,7 @@ mod tests {
                 0.0f32..=1.0
             ],
         )
-            .prop_map(|(source, text, similarity)| EvalDocument {
-                id: String::new(),
-                source,
-                text,
-                similarity,
-            })
+            .prop_map(|(source, text, similarity)| EvalDocument::new("", source, text, similarity))
     }
 
     proptest! {

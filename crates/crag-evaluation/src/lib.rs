@@ -1,7 +1,7 @@
 //! Relevance evaluation of crag (pure): judges a retrieved result list as correct, ambiguous or
 //! incorrect, the decision Corrective RAG acts on.
 //!
-//! Two evaluators, both producing a [`crag_core::Evaluation`] with an aggregate score, one score
+//! Three evaluators, each producing a [`crag_core::Evaluation`] with an aggregate score, one score
 //! per document and the reasons:
 //!
 //! - [`HeuristicEvaluator`], LLM-free (seed 000's `CRAGEvaluator`): keyword overlap 0.30,
@@ -15,25 +15,40 @@
 //!   0.7, `Incorrect` at or below 0.3, in between `Ambiguous` when the scores' variance exceeds
 //!   0.1, else `Correct` above 0.5. An answer without a readable score is an error, never a
 //!   guessed verdict. The judge does no IO: the caller sends the prompt to its model.
+//! - [`CalibratedEvaluator`] (issue 4): two logistic models fitted by [`calibrate`] on labelled
+//!   queries — "the list holds a relevant document" over [`QUERY_FEATURES`] (the heuristic's
+//!   criteria plus fusion, score-distribution, term-coverage and rerank features) and "this
+//!   document is relevant" over [`DOCUMENT_FEATURES`] — with verdict thresholds chosen for a
+//!   target precision ([`choose_thresholds`]). A [`Calibration`] is plain serde data; reading
+//!   and writing its file is the caller's job.
 //!
 //! [`ir`] holds the offline metrics `crag eval` reports: [`ndcg_at_k`], [`recall_at_k`] and
 //! [`mrr_at_k`] against graded [`Judgements`] (linear gain, as pytrec_eval / BEIR), [`auroc`] of
 //! verdict scores and nearest-rank [`percentile`]s.
 //!
-//! [`keywords`] exposes the keyword extraction both use. Nothing here performs IO or panics on
+//! [`keywords`] exposes the keyword extraction the heuristic and the features use. Nothing here performs IO or panics on
 //! any input.
 
+mod calibrated;
 mod error;
+mod features;
 mod heuristic;
 pub mod ir;
 mod llm;
+mod logistic;
 mod parse;
 mod stats;
 mod text;
 
+pub use calibrated::{
+    calibrate, choose_thresholds, recall_threshold, CalibratedEvaluator, Calibration,
+    CalibrationOptions, LabelledQuery, Thresholds, CALIBRATION_VERSION,
+};
 pub use error::{EvaluationError, Result};
+pub use features::{extract as extract_features, Features, DOCUMENT_FEATURES, QUERY_FEATURES};
 pub use heuristic::{HeuristicConfig, HeuristicEvaluator, SIMILARITY_CEILING, SIMILARITY_FLOOR};
 pub use ir::{auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
 pub use llm::{LlmJudge, LlmJudgeConfig, LlmPrompt};
+pub use logistic::{fit_logistic, sigmoid, FeatureWeight, FitOptions, LogisticModel};
 pub use parse::{parse_llm_scores, ParsedScores};
 pub use text::keywords;

@@ -267,11 +267,13 @@ mod tests {
 
     fn documents(n: usize) -> Vec<EvalDocument> {
         (0..n)
-            .map(|i| EvalDocument {
-                id: format!("c{i}"),
-                source: format!("s{i}"),
-                text: format!("text of document {i}"),
-                similarity: 0.5,
+            .map(|i| {
+                EvalDocument::new(
+                    format!("c{i}"),
+                    format!("s{i}"),
+                    format!("text of document {i}"),
+                    0.5,
+                )
             })
             .collect()
     }
@@ -530,7 +532,7 @@ mod tests {
         fn prompt_never_panics(query in ".{0,50}", texts in prop::collection::vec(".{0,50}", 0..8)) {
             let documents: Vec<EvalDocument> = texts
                 .into_iter()
-                .map(|text| EvalDocument { id: String::new(), source: String::new(), text, similarity: f32::NAN })
+                .map(|text| EvalDocument::new("", "", text, f32::NAN))
                 .collect();
             let prompt = judge().prompt(&query, &documents);
             prop_assert!(prompt.user.contains("Query: "));

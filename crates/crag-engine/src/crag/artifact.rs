@@ -137,6 +137,21 @@ impl QueryRequest {
     }
 }
 
+/// A query's first retrieval as the relevance evaluator is shown it, not yet judged
+/// ([`crate::Engine::evaluation_input`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluationInput {
+    /// How the query was routed, and why.
+    pub route: RoutingDecision,
+    /// The first retrieval (after reranking), best first.
+    pub artifacts: Vec<Artifact>,
+    /// What the evaluator judges: one document per artifact, in the same order.
+    pub documents: Vec<crag_core::EvalDocument>,
+    /// Things that went wrong without failing the retrieval (a leg or the reranker failing
+    /// open).
+    pub warnings: Vec<String>,
+}
+
 /// Time spent in each stage of a query.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct QueryTimings {

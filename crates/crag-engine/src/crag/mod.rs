@@ -7,7 +7,9 @@ mod metrics;
 mod pipeline;
 mod rerank;
 
-pub use artifact::{Artifact, ArtifactOrigin, QueryOutcome, QueryRequest, QueryTimings};
+pub use artifact::{
+    Artifact, ArtifactOrigin, EvaluationInput, QueryOutcome, QueryRequest, QueryTimings,
+};
 pub use config::{CragConfig, FailMode};
 pub use evaluators::{HeuristicRelevance, LlmRelevance};
 pub use metrics::CragMetrics;

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crag_core::{
-    Correction, CorrectionKind, EvalDocument, Evaluation, FusedHit, Query, TopK, Verdict,
+    Correction, CorrectionKind, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, TopK,
+    Verdict,
 };
 use crag_expansion::{fuse_ranked, lexical_score, pack_to_budget, refine, rewrite_keywords};
 use crag_expansion::{QueryExpander, SynonymTable};
@@ -15,7 +16,7 @@ use crag_ports::{
 };
 use crag_routing::{QueryRouter, Route, RoutingDecision};
 
-use super::artifact::{Artifact, QueryOutcome, QueryRequest, QueryTimings};
+use super::artifact::{Artifact, EvaluationInput, QueryOutcome, QueryRequest, QueryTimings};
 use super::config::{CragConfig, FailMode};
 use super::evaluators::HeuristicRelevance;
 use super::metrics::CragMetrics;
@@ -90,6 +91,19 @@ impl CragRuntime {
     pub(crate) fn has_reranker(&self) -> bool {
         self.parts.reranker.is_some() && self.parts.config.rerank.enabled
     }
+
+    /// Routes `query`: the router's decision, or a single retrieval when routing is off.
+    fn route(&self, query: &Query) -> RoutingDecision {
+        if self.config().routing_enabled {
+            self.router.classify(query.as_str())
+        } else {
+            RoutingDecision {
+                route: Route::Single,
+                reason: "routing is disabled".into(),
+                sub_queries: Vec::new(),
+            }
+        }
+    }
 }
 
 /// What one web search gave.
@@ -120,15 +134,7 @@ impl Engine {
     pub async fn query(&self, request: &QueryRequest) -> Result<QueryOutcome> {
         let started = Instant::now();
         let rt = self.crag_runtime();
-        let mut run = Run {
-            engine: self,
-            rt,
-            request,
-            timings: QueryTimings::default(),
-            warnings: Vec::new(),
-            corrections: Vec::new(),
-            web_search_used: false,
-        };
+        let mut run = Run::new(self, request);
         let budget = request.token_budget.unwrap_or(rt.config().token_budget);
         if budget == 0 {
             return Err(EngineError::InvalidInput(
@@ -137,15 +143,7 @@ impl Engine {
         }
 
         let t = Instant::now();
-        let route = if rt.config().routing_enabled {
-            rt.router.classify(request.query.as_str())
-        } else {
-            RoutingDecision {
-                route: Route::Single,
-                reason: "routing is disabled".into(),
-                sub_queries: Vec::new(),
-            }
-        };
+        let route = rt.route(&request.query);
         run.timings.route = t.elapsed();
 
         let mut evaluation = None;
@@ -153,36 +151,10 @@ impl Engine {
         let mut artifacts = Vec::new();
         let mut rerank_outcome = None;
         if route.route != Route::NoRetrieval {
-            let reranker = rt
-                .parts
-                .reranker
-                .as_ref()
-                .filter(|_| request.use_rerank && rt.config().rerank.enabled);
-            let depth = match reranker {
-                Some(_) => TopK::new(rt.config().rerank.coarse_k.max(request.top_k.get()))?,
-                None => request.top_k,
-            };
-            let t = Instant::now();
-            let (hits, floor, retrieval) = run.retrieve_routed(&route, depth).await?;
-            run.timings.retrieve = t.elapsed();
-            run.timings.retrieval = retrieval;
-            let scored = match reranker {
-                Some(r) => {
-                    let (scored, outcome) = run.rerank(r.as_ref(), hits).await?;
-                    rerank_outcome = Some(outcome);
-                    scored
-                }
-                None => hits.into_iter().map(|h| (h, None)).collect(),
-            };
-            original_count = scored.len();
-            artifacts = scored
-                .into_iter()
-                .map(|(h, s)| {
-                    let mut a = Artifact::from_hit(h);
-                    a.rerank = s;
-                    a
-                })
-                .collect();
+            let (first, floor, outcome) = run.first_retrieval(&route).await?;
+            rerank_outcome = outcome;
+            original_count = first.len();
+            artifacts = first;
             if request.use_crag {
                 evaluation = run.evaluate(&request.query, &mut artifacts, floor).await?;
                 if let Some(ev) = &evaluation {
@@ -231,6 +203,28 @@ impl Engine {
         Ok(outcome)
     }
 
+    /// Routes and retrieves `request` as [`Engine::query`] does (reranking included) and
+    /// returns what the relevance evaluator would be shown, without judging or correcting it:
+    /// the input `crag calibrate` fits an evaluator on. A query routed to no retrieval gives
+    /// no documents.
+    pub async fn evaluation_input(&self, request: &QueryRequest) -> Result<EvaluationInput> {
+        let mut run = Run::new(self, request);
+        let route = self.crag_runtime().route(&request.query);
+        let (artifacts, documents) = if route.route == Route::NoRetrieval {
+            (Vec::new(), Vec::new())
+        } else {
+            let (artifacts, floor, _) = run.first_retrieval(&route).await?;
+            let documents = eval_documents(&artifacts, floor);
+            (artifacts, documents)
+        };
+        Ok(EvaluationInput {
+            route,
+            artifacts,
+            documents,
+            warnings: run.warnings,
+        })
+    }
+
     /// Tokens of `text` by the embedder's tokenizer (a word estimate if it fails).
     pub(crate) fn count_tokens(&self, text: &str) -> usize {
         self.embedder()
@@ -267,7 +261,58 @@ fn record(rt: &CragRuntime, outcome: &QueryOutcome) {
     );
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    fn new(engine: &'a Engine, request: &'a QueryRequest) -> Self {
+        Self {
+            engine,
+            rt: engine.crag_runtime(),
+            request,
+            timings: QueryTimings::default(),
+            warnings: Vec::new(),
+            corrections: Vec::new(),
+            web_search_used: false,
+        }
+    }
+
+    /// The first retrieval as artifacts (reranked when a reranker is configured and allowed),
+    /// the vector leg's floor and what the rerank stage did.
+    async fn first_retrieval(
+        &mut self,
+        route: &RoutingDecision,
+    ) -> Result<(Vec<Artifact>, Option<f32>, Option<RerankOutcome>)> {
+        let rt = self.rt;
+        let request = self.request;
+        let reranker = rt
+            .parts
+            .reranker
+            .as_ref()
+            .filter(|_| request.use_rerank && rt.config().rerank.enabled);
+        let depth = match reranker {
+            Some(_) => TopK::new(rt.config().rerank.coarse_k.max(request.top_k.get()))?,
+            None => request.top_k,
+        };
+        let t = Instant::now();
+        let (hits, floor, retrieval) = self.retrieve_routed(route, depth).await?;
+        self.timings.retrieve = t.elapsed();
+        self.timings.retrieval = retrieval;
+        let (scored, outcome) = match reranker {
+            Some(r) => {
+                let (scored, outcome) = self.rerank(r.as_ref(), hits).await?;
+                (scored, Some(outcome))
+            }
+            None => (hits.into_iter().map(|h| (h, None)).collect(), None),
+        };
+        let artifacts = scored
+            .into_iter()
+            .map(|(h, s)| {
+                let mut a = Artifact::from_hit(h);
+                a.rerank = s;
+                a
+            })
+            .collect();
+        Ok((artifacts, floor, outcome))
+    }
+
     /// First retrieval: the query itself, plus its parts for multi-step questions, fused.
     async fn retrieve_routed(
         &mut self,
@@ -783,23 +828,32 @@ impl Run<'_> {
 }
 
 /// What the evaluator sees: similarity is the cosine from the vector leg, or the leg's floor
-/// (an upper bound) for chunks the vector leg did not return.
+/// (an upper bound) for chunks the vector leg did not return; the retrieval signals are each
+/// leg's rank and score, the fused scores and the rerank probability as the artifact holds them.
 fn eval_documents(artifacts: &[Artifact], floor: Option<f32>) -> Vec<EvalDocument> {
     artifacts
         .iter()
         .map(|a| {
             // The vector leg scores 1 - d/2 with d the cosine distance, so cosine = 2s - 1.
             let leg = a.vector.map(|v| v.score).or(floor).unwrap_or(0.5);
-            EvalDocument {
-                id: a.chunk.id.to_string(),
-                source: a.chunk.source.clone(),
-                text: if a.chunk.title.is_empty() {
-                    a.chunk.text.clone()
-                } else {
-                    format!("{}\n{}", a.chunk.title, a.chunk.text)
-                },
-                similarity: (2.0 * leg - 1.0).clamp(0.0, 1.0),
-            }
+            let text = if a.chunk.title.is_empty() {
+                a.chunk.text.clone()
+            } else {
+                format!("{}\n{}", a.chunk.title, a.chunk.text)
+            };
+            EvalDocument::new(
+                a.chunk.id.to_string(),
+                a.chunk.source.clone(),
+                text,
+                (2.0 * leg - 1.0).clamp(0.0, 1.0),
+            )
+            .with_retrieval(RetrievalSignals {
+                keyword: a.keyword,
+                vector: a.vector,
+                fused_score: a.fused_score,
+                normalized_score: a.normalized_score,
+                rerank_probability: a.rerank.map(|r| r.probability),
+            })
         })
         .collect()
 }

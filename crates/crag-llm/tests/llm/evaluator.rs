@@ -20,12 +20,7 @@ fn config(url: Url) -> HttpEvaluatorConfig {
 }
 
 fn doc(id: &str, text: &str) -> EvalDocument {
-    EvalDocument {
-        id: id.into(),
-        source: format!("fixtures/{id}"),
-        text: text.into(),
-        similarity: 0.5,
-    }
+    EvalDocument::new(id, format!("fixtures/{id}"), text, 0.5)
 }
 
 fn docs() -> Vec<EvalDocument> {

@@ -1,0 +1,504 @@
+//! L2-regularised logistic regression over standardised features, fitted by Newton's method
+//! (iteratively reweighted least squares) with step halving: deterministic, exact to the
+//! tolerance, no randomness.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{EvaluationError, Result};
+
+/// Standard deviations below this count as zero: the feature was constant in training.
+const MIN_STD: f64 = 1e-12;
+
+/// Options of [`fit_logistic`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FitOptions {
+    /// Strength of the L2 penalty `l2 / 2 * |w|^2` on the weights of the standardised
+    /// features (the bias is not penalised); must be positive, which also keeps the fit finite
+    /// on separable data.
+    pub l2: f64,
+    /// Newton steps at most.
+    pub max_iterations: usize,
+    /// The fit stops when no coefficient moves by more than this.
+    pub tolerance: f64,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        Self {
+            l2: 1.0,
+            max_iterations: 100,
+            tolerance: 1e-9,
+        }
+    }
+}
+
+/// One feature of a [`LogisticModel`]: how it is standardised and its weight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeatureWeight {
+    /// Feature name.
+    pub name: String,
+    /// Mean of the feature in training (present values only); absent values are replaced by it.
+    pub mean: f64,
+    /// Population standard deviation in training; 0 when the feature was constant there, in
+    /// which case it carries no information and its weight is 0.
+    pub std: f64,
+    /// Weight of the standardised feature `(x - mean) / std`.
+    pub weight: f64,
+}
+
+/// A logistic model over named features:
+/// `p = sigmoid(bias + sum_j weight_j * (x_j - mean_j) / std_j)`, an absent `x_j` counting as
+/// `mean_j` (no contribution).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogisticModel {
+    /// Intercept.
+    pub bias: f64,
+    /// The features, in the order the feature extractor produces them.
+    pub features: Vec<FeatureWeight>,
+}
+
+impl LogisticModel {
+    /// Checks that the model's features are exactly `expected`, in order, and that every number
+    /// is finite (standard deviations non-negative). `what` names the model in errors.
+    pub fn check(&self, what: &str, expected: &[&str]) -> Result<()> {
+        let names: Vec<&str> = self.features.iter().map(|f| f.name.as_str()).collect();
+        if names != expected {
+            let missing: Vec<&str> = expected
+                .iter()
+                .copied()
+                .filter(|e| !names.contains(e))
+                .collect();
+            let unknown: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|n| !expected.contains(n))
+                .collect();
+            return Err(EvaluationError::InvalidCalibration(format!(
+                "{what}: features differ from what this version computes (missing: [{}]; \
+                 unknown: [{}]; expected, in order: [{}]); fit it again with `crag calibrate`",
+                missing.join(", "),
+                unknown.join(", "),
+                expected.join(", ")
+            )));
+        }
+        if !self.bias.is_finite() {
+            return Err(EvaluationError::InvalidCalibration(format!(
+                "{what}: bias is not finite"
+            )));
+        }
+        for f in &self.features {
+            if !f.mean.is_finite() || !f.weight.is_finite() || !f.std.is_finite() || f.std < 0.0 {
+                return Err(EvaluationError::InvalidCalibration(format!(
+                    "{what}: feature `{}` has a non-finite mean, weight or std, or a negative std",
+                    f.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns each feature's contribution to the logit, `weight * (x - mean) / std` (0 for an
+    /// absent value or a feature that was constant in training).
+    pub fn contributions(&self, row: &[Option<f64>]) -> Vec<f64> {
+        self.features
+            .iter()
+            .zip(standardize(&self.features, row))
+            .map(|(f, z)| f.weight * z)
+            .collect()
+    }
+
+    /// Returns the logit (log-odds) of `row`.
+    pub fn logit(&self, row: &[Option<f64>]) -> f64 {
+        self.bias + self.contributions(row).iter().sum::<f64>()
+    }
+
+    /// Returns the probability of the positive class for `row`.
+    pub fn probability(&self, row: &[Option<f64>]) -> f64 {
+        sigmoid(self.logit(row))
+    }
+}
+
+/// The logistic function, without overflow.
+pub fn sigmoid(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// `ln(1 + e^x)` without overflow.
+fn softplus(x: f64) -> f64 {
+    if x > 0.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
+/// Standardises `row` against `features`: `(x - mean) / std`, 0 when absent, non-finite or
+/// constant in training. Values beyond the row's length count as absent.
+fn standardize(features: &[FeatureWeight], row: &[Option<f64>]) -> Vec<f64> {
+    features
+        .iter()
+        .enumerate()
+        .map(|(j, f)| match row.get(j).copied().flatten() {
+            Some(x) if x.is_finite() && f.std > MIN_STD => (x - f.mean) / f.std,
+            _ => 0.0,
+        })
+        .collect()
+}
+
+/// Fits `P(label) = sigmoid(bias + w . z)` on `rows` (one value per name of `names`, `None`
+/// where absent), with `z` the features standardised by their training mean and standard
+/// deviation (absent values take the mean). Minimises the negative log-likelihood plus
+/// `l2 / 2 * |w|^2` by Newton steps with step halving; the result depends on the data only.
+///
+/// Fails when there are no rows, a row has the wrong length or a non-finite value, only one
+/// class is present, or `l2` is not positive.
+pub fn fit_logistic(
+    names: &[&str],
+    rows: &[Vec<Option<f64>>],
+    labels: &[bool],
+    options: &FitOptions,
+) -> Result<LogisticModel> {
+    if rows.len() != labels.len() {
+        return Err(EvaluationError::Fit(format!(
+            "{} rows but {} labels",
+            rows.len(),
+            labels.len()
+        )));
+    }
+    let positives = labels.iter().filter(|&&l| l).count();
+    if positives == 0 || positives == labels.len() {
+        return Err(EvaluationError::Fit(format!(
+            "both classes are needed; {positives} of {} samples are positive",
+            labels.len()
+        )));
+    }
+    if !(options.l2.is_finite() && options.l2 > 0.0) {
+        return Err(EvaluationError::Fit(format!(
+            "l2 must be a positive number, got {}",
+            options.l2
+        )));
+    }
+    let d = names.len();
+    for (i, row) in rows.iter().enumerate() {
+        if row.len() != d {
+            return Err(EvaluationError::Fit(format!(
+                "sample {i} has {} features, expected {d}",
+                row.len()
+            )));
+        }
+        if let Some(j) = row.iter().position(|x| x.is_some_and(|x| !x.is_finite())) {
+            return Err(EvaluationError::Fit(format!(
+                "sample {i}: feature `{}` is not finite",
+                names[j]
+            )));
+        }
+    }
+
+    let mut features: Vec<FeatureWeight> = (0..d)
+        .map(|j| {
+            let present: Vec<f64> = rows.iter().filter_map(|r| r[j]).collect();
+            let (mean, std) = if present.is_empty() {
+                (0.0, 0.0)
+            } else {
+                let n = present.len() as f64;
+                let mean = present.iter().sum::<f64>() / n;
+                let var = present.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+                (mean, var.sqrt())
+            };
+            FeatureWeight {
+                name: names[j].to_owned(),
+                mean,
+                std: if std > MIN_STD { std } else { 0.0 },
+                weight: 0.0,
+            }
+        })
+        .collect();
+    // Design matrix with a leading column of ones for the bias.
+    let design: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| {
+            let mut z = Vec::with_capacity(d + 1);
+            z.push(1.0);
+            z.extend(standardize(&features, r));
+            z
+        })
+        .collect();
+    let y: Vec<f64> = labels.iter().map(|&l| f64::from(u8::from(l))).collect();
+
+    let prior = positives as f64 / labels.len() as f64;
+    let mut theta = vec![0.0; d + 1];
+    theta[0] = (prior / (1.0 - prior)).ln();
+    let mut loss = objective(&design, &y, &theta, options.l2);
+    for _ in 0..options.max_iterations {
+        let (gradient, hessian) = derivatives(&design, &y, &theta, options.l2);
+        let Some(step) = solve(hessian, &gradient) else {
+            break;
+        };
+        let mut scale = 1.0;
+        let mut accepted = false;
+        for _ in 0..40 {
+            let candidate: Vec<f64> = theta
+                .iter()
+                .zip(&step)
+                .map(|(t, s)| t - scale * s)
+                .collect();
+            let candidate_loss = objective(&design, &y, &candidate, options.l2);
+            if candidate_loss <= loss {
+                let moved = theta
+                    .iter()
+                    .zip(&candidate)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max);
+                theta = candidate;
+                loss = candidate_loss;
+                accepted = moved > options.tolerance;
+                break;
+            }
+            scale /= 2.0;
+        }
+        if !accepted {
+            break;
+        }
+    }
+    for (f, w) in features.iter_mut().zip(&theta[1..]) {
+        f.weight = if f.std > 0.0 { *w } else { 0.0 };
+    }
+    Ok(LogisticModel {
+        bias: theta[0],
+        features,
+    })
+}
+
+/// Negative log-likelihood plus the L2 penalty on the weights (not the bias).
+fn objective(design: &[Vec<f64>], y: &[f64], theta: &[f64], l2: f64) -> f64 {
+    let nll: f64 = design
+        .iter()
+        .zip(y)
+        .map(|(z, &y)| {
+            let eta = dot(z, theta);
+            softplus(eta) - y * eta
+        })
+        .sum();
+    nll + 0.5 * l2 * theta[1..].iter().map(|w| w * w).sum::<f64>()
+}
+
+/// Gradient and Hessian of [`objective`].
+fn derivatives(
+    design: &[Vec<f64>],
+    y: &[f64],
+    theta: &[f64],
+    l2: f64,
+) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let k = theta.len();
+    let mut gradient = vec![0.0; k];
+    let mut hessian = vec![vec![0.0; k]; k];
+    for (z, &y) in design.iter().zip(y) {
+        let p = sigmoid(dot(z, theta));
+        let w = p * (1.0 - p);
+        for ((g, row), &za) in gradient.iter_mut().zip(hessian.iter_mut()).zip(z) {
+            *g += (p - y) * za;
+            for (h, &zb) in row.iter_mut().zip(z) {
+                *h += w * za * zb;
+            }
+        }
+    }
+    for (a, (g, row)) in gradient
+        .iter_mut()
+        .zip(hessian.iter_mut())
+        .enumerate()
+        .skip(1)
+    {
+        *g += l2 * theta[a];
+        row[a] += l2;
+    }
+    (gradient, hessian)
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Solves `a x = b` by Gaussian elimination with partial pivoting; `None` when `a` is
+/// singular.
+fn solve(mut a: Vec<Vec<f64>>, b: &[f64]) -> Option<Vec<f64>> {
+    let n = b.len();
+    let mut b = b.to_vec();
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() < 1e-300 {
+            return None;
+        }
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        for row in col + 1..n {
+            let (top, bottom) = a.split_at_mut(row);
+            let (pivot_row, target) = (&top[col], &mut bottom[0]);
+            let factor = target[col] / pivot_row[col];
+            if factor != 0.0 {
+                for (t, p) in target[col..].iter_mut().zip(&pivot_row[col..]) {
+                    *t -= factor * p;
+                }
+                b[row] -= factor * b[col];
+            }
+        }
+    }
+    let mut x = vec![0.0; n];
+    for row in (0..n).rev() {
+        let rest: f64 = (row + 1..n).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - rest) / a[row][row];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::auroc;
+    use proptest::prelude::*;
+
+    fn column(values: &[f64]) -> Vec<Vec<Option<f64>>> {
+        values.iter().map(|&v| vec![Some(v)]).collect()
+    }
+
+    #[test]
+    fn solve_inverts_a_small_system() {
+        let a = vec![vec![2.0, 1.0], vec![1.0, 3.0]];
+        let x = solve(a, &[3.0, 5.0]).unwrap();
+        assert!((x[0] - 0.8).abs() < 1e-12 && (x[1] - 1.4).abs() < 1e-12);
+        assert!(solve(vec![vec![0.0, 0.0], vec![0.0, 0.0]], &[1.0, 1.0]).is_none());
+    }
+
+    #[test]
+    fn fit_recovers_the_direction_of_the_signal() {
+        // Label mostly follows x > 0.5; the fitted weight must be positive and the fit
+        // ordered like x.
+        let xs: Vec<f64> = (0..200).map(|i| i as f64 / 200.0).collect();
+        let labels: Vec<bool> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (x > 0.5) != (i % 10 == 0))
+            .collect();
+        let model = fit_logistic(&["x"], &column(&xs), &labels, &FitOptions::default()).unwrap();
+        assert!(model.features[0].weight > 1.0, "{model:?}");
+        assert!((model.features[0].mean - 0.4975).abs() < 1e-9);
+        assert!(model.probability(&[Some(0.9)]) > 0.8);
+        assert!(model.probability(&[Some(0.1)]) < 0.2);
+        // Absent: the training mean, i.e. bias only.
+        assert!((model.logit(&[None]) - model.bias).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fit_matches_the_unpenalised_optimum_when_l2_is_tiny() {
+        // Four points, one feature: the gradient of the likelihood vanishes at the optimum,
+        // so predicted probabilities sum to the positives within each... here: overall.
+        let xs = [0.0, 1.0, 2.0, 3.0, 0.5, 2.5];
+        let labels = [false, false, true, true, true, false];
+        let model = fit_logistic(
+            &["x"],
+            &column(&xs),
+            &labels,
+            &FitOptions {
+                l2: 1e-9,
+                ..FitOptions::default()
+            },
+        )
+        .unwrap();
+        let total: f64 = xs.iter().map(|&x| model.probability(&[Some(x)])).sum();
+        assert!((total - 3.0).abs() < 1e-6, "{total}");
+    }
+
+    #[test]
+    fn constant_and_absent_features_get_no_weight() {
+        let rows: Vec<Vec<Option<f64>>> = (0..20)
+            .map(|i| vec![Some(i as f64), Some(7.0), None])
+            .collect();
+        let labels: Vec<bool> = (0..20).map(|i| i >= 10).collect();
+        let model = fit_logistic(
+            &["x", "constant", "absent"],
+            &rows,
+            &labels,
+            &FitOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(model.features[1].std, 0.0);
+        assert_eq!(model.features[1].weight, 0.0);
+        assert_eq!(model.features[2].weight, 0.0);
+        assert!(model.features[0].weight > 0.0);
+    }
+
+    #[test]
+    fn fit_rejects_unusable_samples() {
+        let rows = column(&[0.0, 1.0]);
+        let options = FitOptions::default();
+        assert!(fit_logistic(&["x"], &rows, &[true, true], &options).is_err());
+        assert!(fit_logistic(&["x"], &rows, &[true], &options).is_err());
+        assert!(fit_logistic(&["x", "y"], &rows, &[true, false], &options).is_err());
+        let nan = vec![vec![Some(f64::NAN)], vec![Some(1.0)]];
+        assert!(fit_logistic(&["x"], &nan, &[true, false], &options).is_err());
+        let no_l2 = FitOptions { l2: 0.0, ..options };
+        assert!(fit_logistic(&["x"], &rows, &[true, false], &no_l2).is_err());
+    }
+
+    #[test]
+    fn check_names_missing_and_unknown_features() {
+        let model = LogisticModel {
+            bias: 0.0,
+            features: vec![FeatureWeight {
+                name: "old".into(),
+                mean: 0.0,
+                std: 1.0,
+                weight: 1.0,
+            }],
+        };
+        let message = model
+            .check("query model", &["new"])
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("missing: [new]"), "{message}");
+        assert!(message.contains("unknown: [old]"), "{message}");
+        assert!(model.check("query model", &["old"]).is_ok());
+        let broken = LogisticModel {
+            bias: f64::NAN,
+            ..model
+        };
+        assert!(broken.check("query model", &["old"]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn separable_data_is_ranked_perfectly(
+            negatives in prop::collection::vec(-5.0f64..0.0, 1..30),
+            positives in prop::collection::vec(0.001f64..5.0, 1..30),
+            absent_every in 2usize..7,
+        ) {
+            // Feature 0 separates the classes; feature 1 is constant where present.
+            let mut rows = Vec::new();
+            let mut labels = Vec::new();
+            for (i, &x) in negatives.iter().chain(&positives).enumerate() {
+                rows.push(vec![Some(x), (i % absent_every != 0).then_some(2.0)]);
+                labels.push(x > 0.0);
+            }
+            let model = fit_logistic(&["signal", "constant"], &rows, &labels, &FitOptions::default())
+                .unwrap();
+            let scores: Vec<f64> = rows.iter().map(|r| model.probability(r)).collect();
+            prop_assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)));
+            prop_assert_eq!(auroc(&scores, &labels), Some(1.0));
+        }
+
+        #[test]
+        fn fit_is_deterministic(xs in prop::collection::vec(-3.0f64..3.0, 4..40)) {
+            let labels: Vec<bool> = xs.iter().enumerate().map(|(i, &x)| x + (i % 3) as f64 > 1.0).collect();
+            prop_assume!(labels.iter().any(|&l| l) && labels.iter().any(|&l| !l));
+            let a = fit_logistic(&["x"], &column(&xs), &labels, &FitOptions::default()).unwrap();
+            let b = fit_logistic(&["x"], &column(&xs), &labels, &FitOptions::default()).unwrap();
+            prop_assert_eq!(a, b);
+        }
+    }
+}
