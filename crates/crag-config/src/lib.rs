@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use crag_engine::{
-    CragComponents, CragConfig, Engine, EngineConfig, HeuristicRelevance, LlmRelevance,
+    CalibratedRelevance, CragComponents, CragConfig, Engine, EngineConfig, HeuristicRelevance,
+    LlmRelevance,
 };
 use crag_expansion::SynonymTable;
 use crag_lancedb::LanceVectorIndex;
@@ -26,8 +27,8 @@ use serde::{Deserialize, Serialize};
 pub use env::{env_overrides, ENV_PREFIX};
 pub use requests::{DocumentParams, Invalid, QueryParams, DEFAULT_TOP_K};
 pub use sections::{
-    EvaluatorKind, EvaluatorSection, HttpEvaluatorSection, LlmSection, RerankerKind,
-    RerankerSection, WebProvider, WebSearchSection,
+    read_calibration, write_calibration, EvaluatorKind, EvaluatorSection, HttpEvaluatorSection,
+    LlmSection, RerankerKind, RerankerSection, WebProvider, WebSearchSection,
 };
 pub use server::{AuthSection, LimitsSection, ServerSection, TokenSet, MIN_TOKEN_LEN};
 
@@ -194,6 +195,18 @@ impl Config {
                     bail!("evaluator.kind = \"http\" needs [evaluator.http] with a url");
                 };
                 Arc::new(build_http_evaluator(http)?)
+            }
+            EvaluatorKind::Calibrated => {
+                let Some(path) = &self.evaluator.calibration_file else {
+                    bail!(
+                        "evaluator.kind = \"calibrated\" needs evaluator.calibration_file (written by `crag calibrate`)"
+                    );
+                };
+                let calibration = read_calibration(path)?;
+                Arc::new(
+                    CalibratedRelevance::new(calibration)
+                        .with_context(|| format!("invalid calibration_file {}", path.display()))?,
+                )
             }
         };
         if self.llm.as_ref().is_some_and(|l| l.rewrite) {
