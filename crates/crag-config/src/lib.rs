@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use crag_engine::{
-    CragComponents, CragConfig, Engine, EngineConfig, HeuristicRelevance, LlmRelevance,
+    CalibratedRelevance, CragComponents, CragConfig, Engine, EngineConfig, HeuristicRelevance,
+    LlmRelevance,
 };
 use crag_expansion::SynonymTable;
 use crag_lancedb::LanceVectorIndex;
@@ -31,8 +32,8 @@ pub use runtime::{
     SERVER_LOG_FILTER,
 };
 pub use sections::{
-    EvaluatorKind, EvaluatorSection, HttpEvaluatorSection, LlmSection, RerankerKind,
-    RerankerSection, WebProvider, WebSearchSection,
+    read_calibration, write_calibration, EvaluatorKind, EvaluatorSection, HttpEvaluatorSection,
+    LlmSection, RerankerKind, RerankerSection, WebProvider, WebSearchSection,
 };
 pub use server::{AuthSection, LimitsSection, ServerSection, TokenSet, MIN_TOKEN_LEN};
 
@@ -212,6 +213,18 @@ impl Config {
                     bail!("evaluator.kind = \"http\" needs [evaluator.http] with a url");
                 };
                 Arc::new(build_http_evaluator(http)?)
+            }
+            EvaluatorKind::Calibrated => {
+                let Some(path) = &self.evaluator.calibration_file else {
+                    bail!(
+                        "evaluator.kind = \"calibrated\" needs evaluator.calibration_file (written by `crag calibrate`)"
+                    );
+                };
+                let calibration = read_calibration(path)?;
+                Arc::new(
+                    CalibratedRelevance::new(calibration)
+                        .with_context(|| format!("invalid calibration_file {}", path.display()))?,
+                )
             }
         };
         if self.llm.as_ref().is_some_and(|l| l.rewrite) {

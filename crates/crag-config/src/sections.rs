@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
-use crag_evaluation::{HeuristicConfig, LlmJudgeConfig};
+use crag_evaluation::{Calibration, HeuristicConfig, LlmJudgeConfig};
 use crag_llm::{
     HttpEvaluator, HttpEvaluatorConfig, HttpReranker, HttpRerankerConfig, OpenAiChat,
     OpenAiChatConfig,
@@ -88,6 +88,8 @@ pub enum EvaluatorKind {
     Llm,
     /// External evaluation service (seed 004); needs `[evaluator.http]`.
     Http,
+    /// Logistic models fitted by `crag calibrate` (issue 4); needs `calibration_file`.
+    Calibrated,
 }
 
 /// `[evaluator]`.
@@ -102,6 +104,8 @@ pub struct EvaluatorSection {
     pub llm: LlmJudgeConfig,
     /// The external service.
     pub http: Option<HttpEvaluatorSection>,
+    /// Calibration written by `crag calibrate` (kind = "calibrated").
+    pub calibration_file: Option<PathBuf>,
 }
 
 /// `[evaluator.http]`.
@@ -310,6 +314,33 @@ pub(crate) fn build_web(section: &WebSearchSection) -> Result<Option<Arc<dyn Web
             Some(Arc::new(DuckDuckGoSearch::new(config)?))
         }
     })
+}
+
+/// Reads a calibration file written by `crag calibrate`; errors name the file.
+pub fn read_calibration(path: &Path) -> Result<Calibration> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("failed to read calibration_file {}", path.display()))?;
+    let calibration: Calibration = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| format!("invalid calibration_file {}", path.display()))?;
+    calibration
+        .validate()
+        .with_context(|| format!("invalid calibration_file {}", path.display()))?;
+    Ok(calibration)
+}
+
+/// Writes `calibration` to `path` as TOML, headed by comments saying what it is and what it
+/// was fitted on.
+pub fn write_calibration(path: &Path, calibration: &Calibration) -> Result<()> {
+    let body = toml::to_string(calibration).context("failed to render the calibration")?;
+    let text = format!(
+        "# crag calibration (calibrated relevance evaluator), written by `crag calibrate`.\n\
+         # Fitted on: {}\n\
+         # Load it with [evaluator] kind = \"calibrated\", calibration_file = \"<this file>\".\n\
+         # Feature names must match what this crag version computes; refit after upgrades.\n\n{body}",
+        calibration.fitted_on.replace('\n', " ")
+    );
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Parses a snake_case variant name the way the configuration file spells it (for flags).

@@ -162,3 +162,99 @@ fn the_example_file_is_valid_and_complete() {
     assert_eq!(example.retrieval, RetrievalSection::default());
     assert_eq!(example, Config::default(), "the example shows the defaults");
 }
+
+/// A calibration with the right feature names and zero weights: every list scores the bias.
+fn neutral_calibration() -> crag_evaluation::Calibration {
+    use crag_evaluation::{
+        Calibration, FeatureWeight, LogisticModel, Thresholds, CALIBRATION_VERSION,
+        DOCUMENT_FEATURES, QUERY_FEATURES,
+    };
+    let model = |names: &[&str]| LogisticModel {
+        bias: 0.0,
+        features: names
+            .iter()
+            .map(|n| FeatureWeight {
+                name: (*n).to_owned(),
+                mean: 0.0,
+                std: 1.0,
+                weight: 0.0,
+            })
+            .collect(),
+    };
+    Calibration {
+        version: CALIBRATION_VERSION,
+        fitted_on: "nothing (test)".into(),
+        queries: 0,
+        answerable: 0,
+        documents: 0,
+        relevant_documents: 0,
+        target_precision: 0.9,
+        l2: 1.0,
+        train_auroc: 0.5,
+        train_document_auroc: 0.5,
+        heuristic_train_auroc: 0.5,
+        thresholds: Thresholds {
+            correct: 0.6,
+            incorrect: 0.4,
+            correct_precision: 0.9,
+            incorrect_precision: 0.9,
+            correct_target_reached: true,
+            incorrect_target_reached: true,
+        },
+        document_threshold: 0.05,
+        document_recall: 0.9,
+        query_model: model(QUERY_FEATURES),
+        document_model: model(DOCUMENT_FEATURES),
+    }
+}
+
+#[test]
+fn calibrated_evaluator_loads_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calibration.toml");
+    write_calibration(&path, &neutral_calibration()).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("# crag calibration"), "{text}");
+    assert!(text.contains("Fitted on: nothing (test)"), "{text}");
+    assert_eq!(read_calibration(&path).unwrap(), neutral_calibration());
+
+    let config = format!(
+        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
+        path.display().to_string()
+    );
+    let c = Config::parse(&config).unwrap();
+    assert_eq!(c.evaluator.kind, EvaluatorKind::Calibrated);
+    assert_eq!(c.components().unwrap().evaluator.name(), "calibrated");
+
+    let err = Config::parse("[evaluator]\nkind = \"calibrated\"\n")
+        .unwrap()
+        .components()
+        .unwrap_err();
+    assert!(err.to_string().contains("calibration_file"), "{err}");
+}
+
+#[test]
+fn calibration_files_with_other_features_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old-calibration.toml");
+    let mut calibration = neutral_calibration();
+    calibration.query_model.features[0].name = "retired_feature".into();
+    write_calibration(&path, &calibration).unwrap();
+    let config = format!(
+        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
+        path.display().to_string()
+    );
+    let err = Config::parse(&config).unwrap().components().unwrap_err();
+    let message = format!("{err:#}");
+    assert!(message.contains("old-calibration.toml"), "{message}");
+    assert!(message.contains("retired_feature"), "{message}");
+
+    std::fs::write(&path, "version = 1\n").unwrap();
+    let err = read_calibration(&path).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("old-calibration.toml"),
+        "{err:#}"
+    );
+    let err = read_calibration(&dir.path().join("absent.toml")).unwrap_err();
+    assert!(format!("{err:#}").contains("absent.toml"), "{err:#}");
+}

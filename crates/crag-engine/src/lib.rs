@@ -13,9 +13,9 @@ pub mod sources;
 
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use crag::{
-    Artifact, ArtifactOrigin, CragComponents, CragConfig, CragMetrics, EvaluationInput, FailMode,
-    HeuristicRelevance, LlmRelevance, QueryOutcome, QueryRequest, QueryTimings, RerankConfig,
-    RerankOutcome,
+    Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig, CragMetrics,
+    EvaluationInput, FailMode, HeuristicRelevance, LlmRelevance, QueryOutcome, QueryRequest,
+    QueryTimings, RerankConfig, RerankOutcome,
 };
 pub use engine::{
     Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings, FILTER_OVERFETCH,

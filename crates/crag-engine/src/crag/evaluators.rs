@@ -1,12 +1,13 @@
 //! The in-process evaluators as adapters of the `RelevanceEvaluator` port: the pure heuristic
-//! of `crag-evaluation`, and the LLM judge over any `LanguageModel`.
+//! and calibrated evaluators of `crag-evaluation`, and the LLM judge over any `LanguageModel`.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use crag_core::{EvalDocument, Evaluation, Query};
 use crag_evaluation::{
-    EvaluationError, HeuristicConfig, HeuristicEvaluator, LlmJudge, LlmJudgeConfig,
+    CalibratedEvaluator, Calibration, EvaluationError, HeuristicConfig, HeuristicEvaluator,
+    LlmJudge, LlmJudgeConfig,
 };
 use crag_ports::{
     ChatMessage, CompletionRequest, ErrorKind, LanguageModel, PortError, PortResult,
@@ -32,6 +33,39 @@ impl HeuristicRelevance {
 impl RelevanceEvaluator for HeuristicRelevance {
     fn name(&self) -> &str {
         "heuristic"
+    }
+
+    async fn evaluate(&self, query: &Query, documents: &[EvalDocument]) -> PortResult<Evaluation> {
+        Ok(self.inner.evaluate(query.as_str(), documents))
+    }
+}
+
+/// The calibrated evaluator of issue 4: logistic models fitted by `crag calibrate` over the
+/// heuristic's criteria and the retrieval signals (fusion, per-leg agreement, rerank).
+#[derive(Debug, Clone)]
+pub struct CalibratedRelevance {
+    inner: CalibratedEvaluator,
+}
+
+impl CalibratedRelevance {
+    /// Builds the evaluator; fails when the calibration does not validate (wrong feature
+    /// names, non-finite numbers, crossed thresholds).
+    pub fn new(calibration: Calibration) -> PortResult<Self> {
+        Ok(Self {
+            inner: CalibratedEvaluator::new(calibration).map_err(config_error)?,
+        })
+    }
+
+    /// Returns the calibration in use.
+    pub fn calibration(&self) -> &Calibration {
+        self.inner.calibration()
+    }
+}
+
+#[async_trait]
+impl RelevanceEvaluator for CalibratedRelevance {
+    fn name(&self) -> &str {
+        "calibrated"
     }
 
     async fn evaluate(&self, query: &Query, documents: &[EvalDocument]) -> PortResult<Evaluation> {

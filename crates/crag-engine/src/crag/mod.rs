@@ -11,7 +11,7 @@ pub use artifact::{
     Artifact, ArtifactOrigin, EvaluationInput, QueryOutcome, QueryRequest, QueryTimings,
 };
 pub use config::{CragConfig, FailMode};
-pub use evaluators::{HeuristicRelevance, LlmRelevance};
+pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
 pub use metrics::CragMetrics;
 pub use pipeline::CragComponents;
 pub(crate) use pipeline::CragRuntime;
