@@ -1,5 +1,8 @@
-//! The `crag` command: ingest documents, query them, show index statistics.
+//! The `crag` command: ingest documents, query them, show index statistics, measure and
+//! calibrate.
 
+mod calibrate;
+mod collection;
 mod commands;
 mod eval;
 mod output;
@@ -43,6 +46,8 @@ enum Command {
     Stats(commands::StatsArgs),
     /// Measure retrieval quality, latency and the evaluator on a BEIR collection.
     Eval(eval::EvalArgs),
+    /// Fit the calibrated relevance evaluator on a judged split and write its calibration file.
+    Calibrate(calibrate::CalibrateArgs),
     /// Show or check the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -100,6 +105,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
         Command::Query(args) => commands::query(&ctx, args).await,
         Command::Stats(args) => commands::stats(&ctx, args).await,
         Command::Eval(args) => eval::eval(&ctx, args).await,
+        Command::Calibrate(args) => calibrate::calibrate_command(&ctx, args).await,
         Command::Config(ConfigCommand::Print) => {
             print!("{}", ctx.config.to_toml()?);
             Ok(())
