@@ -3,49 +3,33 @@
 //! relevance evaluator tells answerable queries from unanswerable ones.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use clap::Args;
 use crag_core::{Query, TopK};
-use crag_engine::sources::{read_beir_corpus, BEIR_ID_SEPARATOR};
 use crag_engine::{Engine, QueryOutcome, QueryRequest};
-use crag_evaluation::{auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
+use crag_evaluation::{
+    auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, HeuristicConfig, HeuristicEvaluator,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::commands::{dir_size, Bar, Context};
+use crate::collection::{prepare_index, Collection, CollectionArgs, PreparedIndex};
+use crate::commands::{dir_size, Context};
 use crate::output::ms;
-use crag_config::Config;
+use crag_config::{Config, EvaluatorKind};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// A BEIR collection directory: corpus.jsonl, queries.jsonl, qrels/<split>.tsv or qrels.tsv.
-    #[arg(long)]
-    dataset: PathBuf,
+    #[command(flatten)]
+    collection: CollectionArgs,
     /// Qrels split (qrels/<split>.tsv); falls back to qrels.tsv when that file does not exist.
     #[arg(long, default_value = "test")]
     split: String,
-    /// Queries file (default: <dataset>/queries.jsonl; e.g. queries_all.jsonl for a train split).
-    #[arg(long)]
-    queries: Option<PathBuf>,
-    /// Index directory of the collection (default: <data-dir>/eval/<dataset name>); reused
-    /// when the corpus is unchanged.
-    #[arg(long)]
-    index_dir: Option<PathBuf>,
-    /// Remove, for this fraction of the queries, all their relevant documents from the index
-    /// first, so those queries become unanswerable (the next run without it restores them).
-    #[arg(long, default_value_t = 0.0)]
-    ablate: f64,
-    /// Seed of the ablation's choice of queries.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Evaluate only the first N queries.
-    #[arg(long)]
-    limit: Option<usize>,
     /// Concurrent clients of the throughput run (0: skip it).
     #[arg(long, default_value_t = 4)]
     clients: usize,
@@ -149,6 +133,9 @@ struct EvaluatorReport {
     unanswerable: usize,
     /// Evaluator score against "the hybrid top 10 holds a relevant document".
     auroc: Option<f64>,
+    /// The seed heuristic's score of the same documents against the same labels (when another
+    /// evaluator is configured).
+    heuristic_auroc: Option<f64>,
     /// verdict -> [answerable, unanswerable].
     verdicts: BTreeMap<String, [usize; 2]>,
     corrections_raised_ndcg: usize,
@@ -156,76 +143,11 @@ struct EvaluatorReport {
     corrections_unchanged_ndcg: usize,
 }
 
-struct Collection {
-    queries: Vec<(String, Query)>,
-    qrels: HashMap<String, Judgements>,
-}
-
 pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
-    if !(0.0..1.0).contains(&args.ablate) {
-        bail!("--ablate must be within [0, 1)");
-    }
     let crag_top_k = TopK::new(args.crag_top_k)?;
-    let dataset = args.dataset.clone();
-    let corpus_path = dataset.join("corpus.jsonl");
-    if !corpus_path.is_file() {
-        bail!("{} has no corpus.jsonl", dataset.display());
-    }
-    let collection = read_collection(&args)?;
-    let name = dataset
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "dataset".into());
-    let index_dir = args
-        .index_dir
-        .clone()
-        .unwrap_or_else(|| ctx.data_dir().join("eval").join(&name));
-
-    // Ablation: the relevant documents of a seeded choice of queries leave the index.
-    let chosen = choose(collection.queries.len(), args.ablate, args.seed);
-    let mut ablated_ids: HashSet<&str> = HashSet::new();
-    for &i in &chosen {
-        if let Some(j) = collection.qrels.get(&collection.queries[i].0) {
-            ablated_ids.extend(j.iter().filter(|(_, g)| **g > 0).map(|(d, _)| d.as_str()));
-        }
-    }
-
-    let corpus = corpus_path.clone();
-    let mut loaded = tokio::task::spawn_blocking(move || read_beir_corpus(&corpus))
-        .await
-        .context("reading task failed")??;
-    let prefix = format!(
-        "{}{BEIR_ID_SEPARATOR}",
-        corpus_path
-            .canonicalize()
-            .with_context(|| format!("cannot resolve {}", corpus_path.display()))?
-            .display()
-    );
-    loaded.documents.retain(|d| {
-        let id = d.id.as_str().strip_prefix(&prefix).unwrap_or(d.id.as_str());
-        !ablated_ids.contains(id)
-    });
-    let documents = loaded.documents.len();
-
-    std::fs::create_dir_all(&index_dir)
-        .with_context(|| format!("cannot create {}", index_dir.display()))?;
-    let config = &ctx.config;
-    let vectors_uri = index_dir.join("vectors").to_string_lossy().into_owned();
-    let engine = config
-        .open_indexes(&index_dir, &vectors_uri, config.engine_config())
-        .await?
-        .with_crag(config.components()?)?;
-    eprintln!(
-        "indexing {} documents of {} into {}",
-        documents,
-        name,
-        index_dir.display()
-    );
-    let bar = Bar::new(false);
-    let report = engine
-        .ingest(loaded.documents, loaded.skipped, &loaded.scope, &bar)
-        .await?;
+    let collection = Collection::read(&args.collection, &args.split)?;
+    let index = prepare_index(ctx, &args.collection, &collection).await?;
+    let (engine, prefix) = (&index.engine, index.prefix.as_str());
     let stats = engine.stats().await?;
 
     let stage_list: Vec<Stage> = Stage::ALL
@@ -251,7 +173,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
         let mut runs = Vec::with_capacity(collection.queries.len());
         for (_, q) in &collection.queries {
             let t = Instant::now();
-            let run = run_stage(&engine, stage, q, crag_top_k, &prefix).await?;
+            let run = run_stage(engine, stage, q, crag_top_k, prefix).await?;
             latencies.push(ms(t.elapsed()));
             runs.push(run);
             progress.inc(1);
@@ -259,12 +181,12 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
         let qps = if args.clients > 0 {
             Some(
                 throughput(
-                    &engine,
+                    engine,
                     stage,
                     &collection.queries,
                     args.clients,
                     crag_top_k,
-                    &prefix,
+                    prefix,
                 )
                 .await?,
             )
@@ -283,17 +205,23 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     }
     progress.finish_and_clear();
 
+    let baseline = if ctx.config.evaluator.kind == EvaluatorKind::Heuristic {
+        None
+    } else {
+        eprintln!("scoring the same documents with the seed heuristic for comparison");
+        Some(heuristic_scores(engine, &collection.queries, crag_top_k).await?)
+    };
     let evaluator = evaluator_report(
         &collection,
         &per_query,
-        config,
-        args.ablate,
-        args.seed,
-        chosen.len(),
-        ablated_ids.len(),
+        &ctx.config,
+        &args.collection,
+        &index,
+        baseline.as_deref(),
     );
+    let report = &index.ingest;
     let out = EvalReport {
-        dataset: dataset.display().to_string(),
+        dataset: args.collection.dataset.display().to_string(),
         split: args.split.clone(),
         queries: collection.queries.len(),
         documents: stats.documents,
@@ -305,7 +233,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
             chunks_per_second: (report.chunks_written > 0).then(|| report.chunks_per_second()),
             elapsed_seconds: report.elapsed.as_secs_f64(),
         },
-        index_bytes: dir_size(&index_dir),
+        index_bytes: dir_size(&index.index_dir),
         peak_rss_bytes: peak_rss(),
         stages,
         evaluator,
@@ -317,82 +245,6 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
         eprintln!("report written to {}", path.display());
     }
     Ok(())
-}
-
-fn read_collection(args: &EvalArgs) -> Result<Collection> {
-    let split = args
-        .dataset
-        .join("qrels")
-        .join(format!("{}.tsv", args.split));
-    let qrels_path = if split.is_file() {
-        split
-    } else {
-        args.dataset.join("qrels.tsv")
-    };
-    let qrels = read_qrels(&qrels_path)?;
-    let queries_path = args
-        .queries
-        .clone()
-        .unwrap_or_else(|| args.dataset.join("queries.jsonl"));
-    let text = std::fs::read_to_string(&queries_path)
-        .with_context(|| format!("failed to read {}", queries_path.display()))?;
-    let mut queries = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: invalid JSON", queries_path.display(), n + 1))?;
-        let id = match &v["_id"] {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Number(x) => x.to_string(),
-            _ => bail!("{}:{}: no `_id`", queries_path.display(), n + 1),
-        };
-        // Only judged queries are evaluated.
-        if !qrels.contains_key(&id) {
-            continue;
-        }
-        let Some(text) = v["text"].as_str() else {
-            bail!("{}:{}: no `text`", queries_path.display(), n + 1);
-        };
-        let q = Query::new(text).with_context(|| format!("query {id}"))?;
-        queries.push((id, q));
-    }
-    if let Some(limit) = args.limit {
-        queries.truncate(limit);
-    }
-    if queries.is_empty() {
-        bail!(
-            "no query of {} has judgements in {}",
-            queries_path.display(),
-            qrels_path.display()
-        );
-    }
-    Ok(Collection { queries, qrels })
-}
-
-/// Reads a BEIR qrels TSV (`query-id corpus-id score`, header optional).
-fn read_qrels(path: &Path) -> Result<HashMap<String, Judgements>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("failed to read {}", path.display()))?;
-    let mut qrels: HashMap<String, Judgements> = HashMap::new();
-    for (n, line) in text.lines().enumerate() {
-        let fields: Vec<&str> = line.split('\t').map(str::trim).collect();
-        if fields.len() < 3 || (n == 0 && fields[2].parse::<i64>().is_err()) {
-            continue;
-        }
-        let grade: i64 = fields[2]
-            .parse()
-            .with_context(|| format!("{}:{}: score is not an integer", path.display(), n + 1))?;
-        qrels.entry(fields[0].to_owned()).or_default().insert(
-            fields[1].to_owned(),
-            u32::try_from(grade.max(0)).unwrap_or(0),
-        );
-    }
-    if qrels.is_empty() {
-        bail!("no judgements in {}", path.display());
-    }
-    Ok(qrels)
 }
 
 /// Runs one query through one stage; returns the ranked corpus ids (first occurrence of each
@@ -442,11 +294,7 @@ async fn run_stage(
                     ..QueryRequest::new(q.clone(), depth)
                 }
             } else {
-                QueryRequest {
-                    use_web_search: false,
-                    use_rerank: false,
-                    ..QueryRequest::new(q.clone(), crag_top_k)
-                }
+                judged_request(q, crag_top_k)
             };
             let o = engine.query(&request).await?;
             let ids = docs(
@@ -463,6 +311,34 @@ async fn run_stage(
         ids.into_iter().filter(|d| seen.insert(d.clone())).collect(),
         outcome,
     ))
+}
+
+/// The request of the Corrective RAG stage: no web search, no reranking (that is the
+/// hybrid+rerank stage's), `top_k` results judged.
+pub(crate) fn judged_request(q: &Query, top_k: TopK) -> QueryRequest {
+    QueryRequest {
+        use_web_search: false,
+        use_rerank: false,
+        ..QueryRequest::new(q.clone(), top_k)
+    }
+}
+
+/// The seed heuristic's score of the documents the Corrective RAG stage judges, per query:
+/// the baseline printed beside another evaluator's AUROC.
+async fn heuristic_scores(
+    engine: &Engine,
+    queries: &[(String, Query)],
+    top_k: TopK,
+) -> Result<Vec<f64>> {
+    let heuristic = HeuristicEvaluator::new(HeuristicConfig::default())?;
+    let mut scores = Vec::with_capacity(queries.len());
+    for (_, q) in queries {
+        let input = engine.evaluation_input(&judged_request(q, top_k)).await?;
+        scores.push(f64::from(
+            heuristic.evaluate(q.as_str(), &input.documents).score,
+        ));
+    }
+    Ok(scores)
 }
 
 /// Queries per second with `clients` concurrent callers over the whole query list.
@@ -540,16 +416,16 @@ fn evaluator_report(
     c: &Collection,
     per_query: &HashMap<Stage, Vec<Run>>,
     config: &Config,
-    ablate: f64,
-    seed: u64,
-    ablated_queries: usize,
-    ablated_documents: usize,
+    args: &CollectionArgs,
+    index: &PreparedIndex,
+    baseline: Option<&[f64]>,
 ) -> EvaluatorReport {
     let empty = Vec::new();
     let crag = per_query.get(&Stage::Crag).unwrap_or(&empty);
     let hybrid = per_query.get(&Stage::Hybrid).unwrap_or(&empty);
     let mut scores = Vec::new();
     let mut labels = Vec::new();
+    let mut baseline_scores = Vec::new();
     let mut verdicts: BTreeMap<String, [usize; 2]> = BTreeMap::new();
     let (mut raised, mut lowered, mut unchanged) = (0, 0, 0);
     for (i, (id, _)) in c.queries.iter().enumerate() {
@@ -567,6 +443,9 @@ fn evaluator_report(
         if let Some(e) = &o.evaluation {
             scores.push(f64::from(e.score));
             labels.push(answerable);
+            if let Some(b) = baseline.and_then(|b| b.get(i)) {
+                baseline_scores.push(*b);
+            }
         }
         if o.correction_strategy() != "none" {
             let after = ndcg_at_k(&as_refs(crag_ranked), j, 10);
@@ -581,13 +460,16 @@ fn evaluator_report(
     let answerable = labels.iter().filter(|l| **l).count();
     EvaluatorReport {
         evaluator: format!("{:?}", config.evaluator.kind).to_lowercase(),
-        ablate,
-        seed,
-        ablated_queries,
-        ablated_documents,
+        ablate: args.ablate,
+        seed: args.seed,
+        ablated_queries: index.ablated_queries.len(),
+        ablated_documents: index.ablated_documents,
         answerable,
         unanswerable: labels.len() - answerable,
         auroc: auroc(&scores, &labels),
+        heuristic_auroc: baseline
+            .filter(|_| baseline_scores.len() == labels.len())
+            .and_then(|_| auroc(&baseline_scores, &labels)),
         verdicts,
         corrections_raised_ndcg: raised,
         corrections_lowered_ndcg: lowered,
@@ -641,9 +523,12 @@ fn print_report(r: &EvalReport) {
     }
     let e = &r.evaluator;
     println!(
-        "evaluator {}: AUROC {} over {} answerable / {} unanswerable queries (ablated {} queries, {} documents; seed {})",
+        "evaluator {}: AUROC {}{} over {} answerable / {} unanswerable queries (ablated {} queries, {} documents; seed {})",
         e.evaluator,
         e.auroc.map_or_else(|| "n/a".into(), |a| format!("{a:.3}")),
+        e.heuristic_auroc.map_or_else(String::new, |a| format!(
+            " (seed heuristic on the same documents: {a:.3})"
+        )),
         e.answerable,
         e.unanswerable,
         e.ablated_queries,
@@ -663,27 +548,6 @@ fn print_report(r: &EvalReport) {
     );
 }
 
-/// Picks `fraction` of `n` indices with a seeded shuffle (SplitMix64), sorted.
-fn choose(n: usize, fraction: f64, seed: u64) -> Vec<usize> {
-    let take = ((n as f64) * fraction).round() as usize;
-    let mut idx: Vec<usize> = (0..n).collect();
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    for i in (1..n).rev() {
-        let j = (next() % (i as u64 + 1)) as usize;
-        idx.swap(i, j);
-    }
-    let mut chosen: Vec<usize> = idx.into_iter().take(take).collect();
-    chosen.sort_unstable();
-    chosen
-}
-
 /// Peak resident memory of this process (Linux `VmHWM`), if known.
 fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -694,41 +558,4 @@ fn peak_rss() -> Option<u64> {
 
 fn as_refs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn choose_is_seeded_and_sized() {
-        let a = choose(300, 0.5, 42);
-        assert_eq!(a.len(), 150);
-        assert_eq!(a, choose(300, 0.5, 42));
-        assert_ne!(a, choose(300, 0.5, 43));
-        assert!(choose(300, 0.0, 42).is_empty());
-        let mut d = a.clone();
-        d.dedup();
-        assert_eq!(d.len(), a.len());
-    }
-
-    #[test]
-    fn qrels_read_graded_and_binary_with_header() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("q.tsv");
-        std::fs::write(
-            &p,
-            "query-id\tcorpus-id\tscore\n1\t10\t2\n1\t11\t0\n2\t20\t-1\n",
-        )
-        .unwrap();
-        let q = read_qrels(&p).unwrap();
-        assert_eq!(q["1"]["10"], 2);
-        assert_eq!(q["1"]["11"], 0);
-        assert_eq!(q["2"]["20"], 0);
-        std::fs::write(&p, "1\t10\tx\n2\t3\t1\n").unwrap();
-        // A non-numeric first line is taken as a header.
-        assert_eq!(read_qrels(&p).unwrap().len(), 1);
-        std::fs::write(&p, "1\t10\t1\n2\t3\tx\n").unwrap();
-        assert!(read_qrels(&p).is_err());
-    }
 }

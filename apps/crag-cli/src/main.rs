@@ -1,5 +1,8 @@
-//! The `crag` command: ingest documents, query them, show index statistics.
+//! The `crag` command: ingest documents, query them, show index statistics, measure and
+//! calibrate.
 
+mod calibrate;
+mod collection;
 mod commands;
 mod eval;
 mod output;
@@ -46,6 +49,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Serve the HTTP and gRPC APIs over one engine (see docs/configuration.md).
     Serve(serve::ServeArgs),
+    /// Fit the calibrated relevance evaluator on a judged split and write its calibration file.
+    Calibrate(calibrate::CalibrateArgs),
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -104,6 +109,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
         Command::Stats(args) => commands::stats(&ctx, args).await,
         Command::Eval(args) => eval::eval(&ctx, args).await,
         Command::Serve(args) => serve::serve(&ctx, args).await,
+        Command::Calibrate(args) => calibrate::calibrate_command(&ctx, args).await,
         Command::Config(ConfigCommand::Print) => {
             print!("{}", ctx.config.to_toml()?);
             Ok(())

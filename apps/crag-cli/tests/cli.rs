@@ -338,3 +338,86 @@ fn a_configured_cross_encoder_reranks_candidates() {
         "{q}"
     );
 }
+
+#[test]
+fn calibrate_writes_a_file_that_eval_loads() {
+    let data = tempfile::tempdir().expect("tmp");
+    let dataset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/beir");
+    let dataset = dataset.to_str().expect("utf-8 path");
+    let index = data.path().join("index");
+    let index = index.to_str().expect("utf-8 path");
+    let calibration = data.path().join("calibration.toml");
+    // Half of the four queries lose their relevant document: both classes to fit on.
+    let out = crag(
+        data.path(),
+        &[
+            "calibrate",
+            "--dataset",
+            dataset,
+            "--split",
+            "test",
+            "--ablate",
+            "0.5",
+            "--seed",
+            "3",
+            "--index-dir",
+            index,
+            "--out",
+            calibration.to_str().expect("utf-8 path"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("2 answerable / 2 unanswerable"), "{stdout}");
+    assert!(stdout.contains("in-sample AUROC: calibrated"), "{stdout}");
+    let text = std::fs::read_to_string(&calibration).expect("calibration written");
+    assert!(text.starts_with("# crag calibration"), "{text}");
+    assert!(text.contains("[[query_model.features]]"), "{text}");
+
+    let config = data.path().join("crag.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
+            calibration.to_str().expect("utf-8 path")
+        ),
+    )
+    .expect("config written");
+    let report = data.path().join("report.json");
+    let out = crag(
+        data.path(),
+        &[
+            "--config",
+            config.to_str().expect("utf-8 path"),
+            "eval",
+            "--dataset",
+            dataset,
+            "--ablate",
+            "0.5",
+            "--seed",
+            "3",
+            "--index-dir",
+            index,
+            "--clients",
+            "0",
+            "--json",
+            report.to_str().expect("utf-8 path"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let evaluator = &report["evaluator"];
+    assert_eq!(evaluator["evaluator"], "calibrated");
+    assert_eq!(evaluator["answerable"], 2);
+    assert!(evaluator["auroc"].is_f64(), "{evaluator}");
+    assert!(evaluator["heuristicAuroc"].is_f64(), "{evaluator}");
+}
