@@ -69,6 +69,11 @@ pub async fn calibrate_command(ctx: &Context, args: CalibrateArgs) -> Result<()>
     let top_k = TopK::new(args.top_k)?;
     let collection = Collection::read(&args.collection, &args.split)?;
     let index = prepare_index(ctx, &args.collection, &collection).await?;
+    if args.rerank && !index.engine.has_reranker() {
+        eprintln!(
+            "--rerank: no reranker configured ([reranker] in --config); the rerank features stay unfitted"
+        );
+    }
 
     let progress = ProgressBar::new(collection.queries.len() as u64);
     progress.set_style(

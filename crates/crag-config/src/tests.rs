@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::*;
 
@@ -257,4 +257,16 @@ fn calibration_files_with_other_features_are_refused_naming_the_file() {
     );
     let err = read_calibration(&dir.path().join("absent.toml")).unwrap_err();
     assert!(format!("{err:#}").contains("absent.toml"), "{err:#}");
+}
+
+#[test]
+fn the_example_calibration_loads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/calibration-scifact.toml");
+    let calibration = read_calibration(&path).unwrap();
+    assert!(
+        calibration.fitted_on.contains("scifact"),
+        "{}",
+        calibration.fitted_on
+    );
+    assert!(calibration.thresholds.incorrect <= calibration.thresholds.correct);
 }
