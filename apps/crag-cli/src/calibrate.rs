@@ -159,6 +159,7 @@ pub async fn calibrate_command(ctx: &Context, args: CalibrateArgs) -> Result<()>
             ..FitOptions::default()
         },
         fitted_on,
+        fusion: ctx.config.retrieval.fusion().name().to_owned(),
     };
     let calibration = calibrate(&samples, &options)?;
     crag_config::write_calibration(&args.out, &calibration)?;

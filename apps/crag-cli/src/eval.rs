@@ -39,13 +39,42 @@ pub struct EvalArgs {
     /// Write the report as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write each stage's ranking as a TREC run file (`<stage>.run`) into this directory, for
+    /// trec_eval or offline analysis.
+    #[arg(long)]
+    runs: Option<PathBuf>,
+    /// Run only these stages (comma-separated: bm25, vector, hybrid, hybrid+rerank,
+    /// hybrid+crag); the evaluator report needs hybrid and hybrid+crag.
+    #[arg(long, value_delimiter = ',', value_parser = parse_stage)]
+    stages: Vec<Stage>,
+}
+
+fn parse_stage(name: &str) -> Result<Stage, String> {
+    Stage::ALL
+        .into_iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<_> = Stage::ALL.iter().map(|s| s.name()).collect();
+            format!(
+                "unknown stage `{name}` (expected one of {})",
+                names.join(", ")
+            )
+        })
 }
 
 /// Depth of the retrieval stages (Recall@100).
 const DEPTH: usize = 100;
 
-/// One query's run through a stage: ranked corpus ids and, for the CRAG stage, its outcome.
-type Run = (Vec<String>, Option<QueryOutcome>);
+/// One query's run through a stage.
+struct Run {
+    /// Corpus ids, best first (each document once, at its best chunk).
+    ids: Vec<String>,
+    /// The stage's score of each id's chunk: BM25, vector similarity or fused RRF score; 1 / rank
+    /// for the reranking and Corrective RAG stages, whose order is not one score's.
+    scores: Vec<f64>,
+    /// The Corrective RAG stage's outcome.
+    outcome: Option<QueryOutcome>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Stage {
@@ -152,9 +181,10 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
 
     let stage_list: Vec<Stage> = Stage::ALL
         .into_iter()
+        .filter(|s| args.stages.is_empty() || args.stages.contains(s))
         .filter(|s| *s != Stage::Rerank || engine.has_reranker())
         .collect();
-    if !engine.has_reranker() {
+    if !engine.has_reranker() && (args.stages.is_empty() || args.stages.contains(&Stage::Rerank)) {
         eprintln!(
             "stage hybrid+rerank skipped: no reranker configured ([reranker] in --config, see docs/rerank.md)"
         );
@@ -201,6 +231,9 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
             args.clients,
             qps,
         ));
+        if let Some(dir) = &args.runs {
+            write_run(dir, stage, &collection, &runs)?;
+        }
         per_query.insert(stage, runs);
     }
     progress.finish_and_clear();
@@ -247,6 +280,26 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     Ok(())
 }
 
+/// Writes one stage's rankings as a TREC run (`qid Q0 docid rank score tag`).
+fn write_run(
+    dir: &std::path::Path,
+    stage: Stage,
+    collection: &Collection,
+    runs: &[Run],
+) -> Result<()> {
+    use std::fmt::Write as _;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut text = String::new();
+    for ((qid, _), run) in collection.queries.iter().zip(runs) {
+        for (i, (doc, score)) in run.ids.iter().zip(&run.scores).enumerate() {
+            let (rank, tag) = (i + 1, stage.name());
+            let _ = writeln!(text, "{qid} Q0 {doc} {rank} {score:.6} crag-{tag}");
+        }
+    }
+    let path = dir.join(format!("{}.run", stage.name()));
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Runs one query through one stage; returns the ranked corpus ids (first occurrence of each
 /// document) and, for the CRAG stage, the outcome.
 async fn run_stage(
@@ -257,34 +310,28 @@ async fn run_stage(
     prefix: &str,
 ) -> Result<Run> {
     let depth = TopK::new(DEPTH)?;
-    let docs = |ids: Vec<&str>| -> Vec<String> {
-        ids.into_iter()
-            .map(|id| id.strip_prefix(prefix).unwrap_or(id).to_owned())
-            .collect()
-    };
-    let (ids, outcome): (Vec<String>, _) = match stage {
+    let doc = |id: &str| id.strip_prefix(prefix).unwrap_or(id).to_owned();
+    let (ranked, outcome): (Vec<(String, f64)>, _) = match stage {
         Stage::Bm25 | Stage::Vector => {
             let hits = if stage == Stage::Bm25 {
                 engine.retrieve_keyword(q, depth).await?
             } else {
                 engine.retrieve_vector(q, depth).await?
             };
-            (
-                docs(hits.iter().map(|h| h.chunk.document_id.as_str()).collect()),
-                None,
-            )
+            let ranked = hits
+                .iter()
+                .map(|h| (doc(h.chunk.document_id.as_str()), f64::from(h.score)))
+                .collect();
+            (ranked, None)
         }
         Stage::Hybrid => {
             let r = engine.retrieve(q, depth).await?;
-            (
-                docs(
-                    r.hits
-                        .iter()
-                        .map(|h| h.chunk.document_id.as_str())
-                        .collect(),
-                ),
-                None,
-            )
+            let ranked = r
+                .hits
+                .iter()
+                .map(|h| (doc(h.chunk.document_id.as_str()), f64::from(h.fused_score)))
+                .collect();
+            (ranked, None)
         }
         Stage::Rerank | Stage::Crag => {
             let request = if stage == Stage::Rerank {
@@ -297,20 +344,26 @@ async fn run_stage(
                 judged_request(q, crag_top_k)
             };
             let o = engine.query(&request).await?;
-            let ids = docs(
-                o.artifacts
-                    .iter()
-                    .map(|a| a.chunk.document_id.as_str())
-                    .collect(),
-            );
-            (ids, (stage == Stage::Crag).then_some(o))
+            // These stages' order is not one score's (filtering, refinement): 1 / rank.
+            let ranked = o
+                .artifacts
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (doc(a.chunk.document_id.as_str()), 1.0 / (i + 1) as f64))
+                .collect();
+            (ranked, (stage == Stage::Crag).then_some(o))
         }
     };
     let mut seen = HashSet::new();
-    Ok((
-        ids.into_iter().filter(|d| seen.insert(d.clone())).collect(),
+    let (ids, scores) = ranked
+        .into_iter()
+        .filter(|(d, _)| seen.insert(d.clone()))
+        .unzip();
+    Ok(Run {
+        ids,
+        scores,
         outcome,
-    ))
+    })
 }
 
 /// The request of the Corrective RAG stage: no web search, no reranking (that is the
@@ -387,9 +440,9 @@ fn stage_report(
 ) -> StageReport {
     let n = runs.len().max(1) as f64;
     let mut sums = [0.0; 4];
-    for ((id, _), (ranked, _)) in c.queries.iter().zip(runs) {
+    for ((id, _), run) in c.queries.iter().zip(runs) {
         let j = &c.qrels[id];
-        let r = as_refs(ranked);
+        let r = as_refs(&run.ids);
         sums[0] += ndcg_at_k(&r, j, 10);
         sums[1] += recall_at_k(&r, j, 10);
         sums[2] += recall_at_k(&r, j, 100);
@@ -430,10 +483,13 @@ fn evaluator_report(
     let (mut raised, mut lowered, mut unchanged) = (0, 0, 0);
     for (i, (id, _)) in c.queries.iter().enumerate() {
         let j = &c.qrels[id];
-        let (Some((crag_ranked, Some(o))), Some((hybrid_ranked, _))) = (crag.get(i), hybrid.get(i))
-        else {
+        let (Some(crag_run), Some(hybrid_run)) = (crag.get(i), hybrid.get(i)) else {
             continue;
         };
+        let Some(o) = &crag_run.outcome else {
+            continue;
+        };
+        let (crag_ranked, hybrid_ranked) = (&crag_run.ids, &hybrid_run.ids);
         // Answerable: the top 10 the evaluator judged holds a relevant document.
         let answerable = hybrid_ranked
             .iter()

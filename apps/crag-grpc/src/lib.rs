@@ -275,10 +275,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (server.grpc_addr): {e}"))?;
-    tracing::info!(%addr, "gRPC API listening");
+    let listener = crag_config::bind(addr, "server.grpc_addr", "gRPC").await?;
     let (routes, reporter) = routes(service, tokens).await?;
     let shutdown = async move {
         shutdown.await;

@@ -6,33 +6,12 @@ use std::time::Duration;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    crag_config::init_tracing(crag_config::SERVER_LOG_FILTER);
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-async fn run() -> anyhow::Result<()> {
-    let Some(config) = crag_config::config_from_args(
-        "crag-grpc",
-        "Serves crag's gRPC API",
-        std::env::args().skip(1),
-    )?
-    else {
-        return Ok(());
-    };
-    let tokens = config.token_set()?;
-    let engine = config.engine().await?;
-    crag_grpc::run(
-        crag_grpc::CragService::new(engine, &config),
-        tokens,
-        config.server.grpc_addr,
-        crag_config::shutdown_signal(),
-        Duration::from_millis(config.server.shutdown_grace_ms),
-    )
+    crag_config::server_main("crag-grpc", "Serves crag's gRPC API", |config| async move {
+        let tokens = config.token_set()?;
+        let service = crag_grpc::CragService::new(config.engine().await?, &config);
+        let grace = Duration::from_millis(config.server.shutdown_grace_ms);
+        let signal = crag_config::shutdown_signal();
+        crag_grpc::run(service, tokens, config.server.grpc_addr, signal, grace).await
+    })
     .await
 }

@@ -127,10 +127,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (server.http_addr): {e}"))?;
-    tracing::info!(%addr, "HTTP API listening");
+    let listener = crag_config::bind(addr, "server.http_addr", "HTTP").await?;
     let ready = state.clone();
     let shutdown = async move {
         shutdown.await;

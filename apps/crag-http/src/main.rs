@@ -6,33 +6,12 @@ use std::time::Duration;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    crag_config::init_tracing(crag_config::SERVER_LOG_FILTER);
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-async fn run() -> anyhow::Result<()> {
-    let Some(config) = crag_config::config_from_args(
-        "crag-http",
-        "Serves crag's HTTP API",
-        std::env::args().skip(1),
-    )?
-    else {
-        return Ok(());
-    };
-    let tokens = config.token_set()?;
-    let engine = config.engine().await?;
-    let state = crag_http::AppState::new(engine, &config, tokens)?;
-    crag_http::run(
-        state,
-        config.server.http_addr,
-        crag_config::shutdown_signal(),
-        Duration::from_millis(config.server.shutdown_grace_ms),
-    )
+    crag_config::server_main("crag-http", "Serves crag's HTTP API", |config| async move {
+        let tokens = config.token_set()?;
+        let state = crag_http::AppState::new(config.engine().await?, &config, tokens)?;
+        let grace = Duration::from_millis(config.server.shutdown_grace_ms);
+        let signal = crag_config::shutdown_signal();
+        crag_http::run(state, config.server.http_addr, signal, grace).await
+    })
     .await
 }

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use crag_engine::{
-    CalibratedRelevance, CragComponents, CragConfig, Engine, EngineConfig, HeuristicRelevance,
-    LlmRelevance,
+    CalibratedRelevance, CragComponents, CragConfig, Engine, EngineConfig, Fusion,
+    HeuristicRelevance, LlmRelevance, DEFAULT_KEYWORD_WEIGHT,
 };
 use crag_expansion::SynonymTable;
 use crag_lancedb::LanceVectorIndex;
@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 pub use env::{env_overrides, ENV_PREFIX};
 pub use requests::{DocumentParams, Invalid, QueryParams, DEFAULT_TOP_K};
 pub use runtime::{
-    config_from_args, init_tracing, serve_gracefully, shutdown_signal, ShutdownFuture,
-    SERVER_LOG_FILTER,
+    bind, config_from_args, init_tracing, serve_gracefully, server_main, shutdown_signal,
+    ShutdownFuture, SERVER_LOG_FILTER,
 };
 pub use sections::{
     read_calibration, write_calibration, EvaluatorKind, EvaluatorSection, HttpEvaluatorSection,
@@ -157,6 +157,7 @@ impl Config {
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             leg_depth: self.retrieval.leg_depth,
+            fusion: self.retrieval.fusion(),
             rrf_k: self.retrieval.rrf_k,
             ..EngineConfig::default()
         }
@@ -221,6 +222,14 @@ impl Config {
                     );
                 };
                 let calibration = read_calibration(path)?;
+                let fusion = self.retrieval.fusion().name();
+                if calibration.fusion != fusion {
+                    bail!(
+                        "calibration_file {} was fitted under retrieval.fusion = \"{}\" but the engine uses \"{fusion}\": its fused-score features would mean something else; refit it with `crag calibrate` or set retrieval.fusion",
+                        path.display(),
+                        calibration.fusion
+                    );
+                }
                 Arc::new(
                     CalibratedRelevance::new(calibration)
                         .with_context(|| format!("invalid calibration_file {}", path.display()))?,
@@ -278,27 +287,66 @@ impl Config {
 pub struct RetrievalSection {
     /// Candidates asked of each leg (BM25, vectors) before fusion.
     pub leg_depth: usize,
-    /// Reciprocal-rank-fusion constant: a document scores `1 / (rrf_k + rank)` per leg.
+    /// How the legs are fused: `rrf` (ranks only) or `convex` (min-max-normalised scores,
+    /// weighted by `keyword_weight`).
+    pub fusion: FusionKind,
+    /// Weight of the BM25 leg in the `convex` fusion, in [0, 1] (vectors get the rest).
+    pub keyword_weight: f32,
+    /// Reciprocal-rank-fusion constant: a document scores `1 / (rrf_k + rank)` per leg; also
+    /// the constant of the merges of sub-query and expanded-query results.
     pub rrf_k: f32,
+}
+
+/// `retrieval.fusion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FusionKind {
+    /// Reciprocal rank fusion.
+    Rrf,
+    /// Convex combination of min-max-normalised scores.
+    Convex,
 }
 
 impl Default for RetrievalSection {
     fn default() -> Self {
         let engine = EngineConfig::default();
+        let fusion = match engine.fusion {
+            Fusion::Rrf { .. } => FusionKind::Rrf,
+            Fusion::Convex { .. } => FusionKind::Convex,
+        };
+        let keyword_weight = match engine.fusion {
+            Fusion::Convex { keyword_weight } => keyword_weight,
+            Fusion::Rrf { .. } => DEFAULT_KEYWORD_WEIGHT,
+        };
         Self {
             leg_depth: engine.leg_depth,
+            fusion,
+            keyword_weight,
             rrf_k: engine.rrf_k,
         }
     }
 }
 
 impl RetrievalSection {
+    /// The engine's fusion of the two legs.
+    pub fn fusion(&self) -> Fusion {
+        match self.fusion {
+            FusionKind::Rrf => Fusion::Rrf { k: self.rrf_k },
+            FusionKind::Convex => Fusion::Convex {
+                keyword_weight: self.keyword_weight,
+            },
+        }
+    }
+
     fn validate(&self) -> Result<()> {
         if self.leg_depth == 0 || self.leg_depth > 10_000 {
             bail!("retrieval.leg_depth must be within 1..=10000");
         }
         if !self.rrf_k.is_finite() || self.rrf_k <= 0.0 {
             bail!("retrieval.rrf_k must be a positive number");
+        }
+        if !(0.0..=1.0).contains(&self.keyword_weight) {
+            bail!("retrieval.keyword_weight must lie within [0, 1]");
         }
         Ok(())
     }

@@ -2,8 +2,10 @@
 //! signal and draining with a grace period.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
@@ -51,6 +53,38 @@ pub fn config_from_args(
         }
     }
     Config::load(path.as_deref(), std::env::vars()).map(Some)
+}
+
+/// The whole `main` of a thin server binary: logging, the configuration from the command line
+/// ([`config_from_args`]), then `serve`; any error is printed and turns into a failure exit code.
+pub async fn server_main<F, Fut>(binary: &str, about: &str, serve: F) -> ExitCode
+where
+    F: FnOnce(Config) -> Fut,
+    Fut: Future<Output = Result<()>>,
+{
+    init_tracing(SERVER_LOG_FILTER);
+    let result = match config_from_args(binary, about, std::env::args().skip(1)) {
+        Ok(Some(config)) => serve(config).await,
+        Ok(None) => Ok(()),
+        Err(err) => Err(err),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Binds `addr`, the value of the configuration key `key`, for the server named `what`; the
+/// error names the key.
+pub async fn bind(addr: SocketAddr, key: &str, what: &str) -> Result<tokio::net::TcpListener> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow!("cannot listen on {addr} ({key}): {e}"))?;
+    tracing::info!(%addr, "{what} API listening");
+    Ok(listener)
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

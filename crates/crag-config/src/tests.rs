@@ -184,6 +184,7 @@ fn neutral_calibration() -> crag_evaluation::Calibration {
     Calibration {
         version: CALIBRATION_VERSION,
         fitted_on: "nothing (test)".into(),
+        fusion: "rrf".into(),
         queries: 0,
         answerable: 0,
         documents: 0,
@@ -269,4 +270,58 @@ fn the_example_calibration_loads() {
         calibration.fitted_on
     );
     assert!(calibration.thresholds.incorrect <= calibration.thresholds.correct);
+}
+
+#[test]
+fn the_fusion_is_configured_and_checked() {
+    let c = Config::load(
+        None,
+        vars(&[
+            ("CRAG_RETRIEVAL__FUSION", "convex"),
+            ("CRAG_RETRIEVAL__KEYWORD_WEIGHT", "0.3"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        c.engine_config().fusion,
+        Fusion::Convex {
+            keyword_weight: 0.3
+        }
+    );
+    let rrf = Config::parse("[retrieval]\nfusion = \"rrf\"\nrrf_k = 20.0\n").unwrap();
+    assert_eq!(rrf.engine_config().fusion, Fusion::Rrf { k: 20.0 });
+    assert_eq!(rrf.engine_config().rrf_k, 20.0);
+
+    let err = Config::parse("[retrieval]\nfusion = \"borda\"\n").unwrap_err();
+    assert!(format!("{err:#}").contains("borda"), "{err:#}");
+    let err = Config::parse("[retrieval]\nkeyword_weight = 1.5\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("retrieval.keyword_weight"),
+        "{err:#}"
+    );
+}
+
+#[test]
+fn a_calibration_fitted_under_another_fusion_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rrf-calibration.toml");
+    write_calibration(&path, &neutral_calibration()).unwrap();
+    let config = format!(
+        "[retrieval]\nfusion = \"convex\"\n[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
+        path.display().to_string()
+    );
+    let err = Config::parse(&config).unwrap().components().unwrap_err();
+    let message = format!("{err:#}");
+    assert!(message.contains("rrf-calibration.toml"), "{message}");
+    assert!(message.contains("retrieval.fusion"), "{message}");
+
+    // Files written before the field existed were fitted under RRF.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let old: String = text
+        .lines()
+        .filter(|l| !l.starts_with("fusion ="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, old).unwrap();
+    assert_eq!(read_calibration(&path).unwrap().fusion, "rrf");
 }

@@ -79,6 +79,20 @@ pub struct Evaluation {
     pub issues: Vec<String>,
 }
 
+impl Evaluation {
+    /// The judgement of an empty result list, whatever the evaluator: `Incorrect`, score 0.
+    pub fn nothing_retrieved() -> Self {
+        Self {
+            verdict: Verdict::Incorrect,
+            score: 0.0,
+            document_scores: Vec::new(),
+            criteria: Vec::new(),
+            reasoning: "Verdict incorrect: no documents were retrieved.".into(),
+            issues: Vec::new(),
+        }
+    }
+}
+
 /// A corrective action the engine took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -7,7 +7,7 @@ use crag_ports::{Embedder, KeywordIndex, PortResult, VectorIndex};
 use crate::chunker::ChunkingConfig;
 use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
-use crate::fusion::{reciprocal_rank_fusion, RRF_K};
+use crate::fusion::{fuse, Fusion, RRF_K};
 use crate::ingest::{IngestProgress, IngestReport, Ingestor, Scope};
 use crate::sources::Skipped;
 
@@ -21,7 +21,10 @@ pub struct EngineConfig {
     pub chunking: ChunkingConfig,
     /// Candidates asked of each leg before fusion (at least `top_k`).
     pub leg_depth: usize,
-    /// Reciprocal-rank-fusion constant.
+    /// How the two legs are fused.
+    pub fusion: Fusion,
+    /// Reciprocal-rank-fusion constant of the merges of several result lists (sub-queries,
+    /// expanded queries), whatever `fusion` is.
     pub rrf_k: f32,
 }
 
@@ -30,6 +33,7 @@ impl Default for EngineConfig {
         Self {
             chunking: ChunkingConfig::default(),
             leg_depth: 100,
+            fusion: Fusion::Rrf { k: RRF_K },
             rrf_k: RRF_K,
         }
     }
@@ -110,6 +114,10 @@ impl Engine {
                 "leg_depth and rrf_k must be positive".into(),
             ));
         }
+        config
+            .fusion
+            .validate()
+            .map_err(EngineError::InvalidInput)?;
         Ok(Self {
             embedder,
             vectors,
@@ -241,7 +249,7 @@ impl Engine {
         };
         let vector_floor = vector.iter().map(|h| h.score).reduce(f32::min);
         let t = Instant::now();
-        let hits = reciprocal_rank_fusion(&keyword, &vector, self.config.rrf_k, top_k.get());
+        let hits = fuse(&keyword, &vector, self.config.fusion, top_k.get());
         let fusion = t.elapsed();
         Ok(Retrieval {
             hits,

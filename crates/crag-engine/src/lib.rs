@@ -1,6 +1,6 @@
 //! Application services of crag, written against the ports only: ingestion (chunking, change
 //! detection, embedding, writing both indexes), hybrid retrieval (BM25 and vectors run
-//! concurrently, fused by reciprocal rank fusion) and Corrective RAG ([`Engine::query`]: route,
+//! concurrently, fused by reciprocal rank fusion or a convex combination of their scores) and Corrective RAG ([`Engine::query`]: route,
 //! retrieve, judge, correct, refine, pack).
 
 mod chunker;
@@ -21,5 +21,5 @@ pub use engine::{
     Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings, FILTER_OVERFETCH,
 };
 pub use error::{EngineError, Result};
-pub use fusion::{reciprocal_rank_fusion, RRF_K};
+pub use fusion::{fuse, reciprocal_rank_fusion, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
 pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};

@@ -149,6 +149,9 @@ pub struct CalibrationOptions {
     pub fit: FitOptions,
     /// What the samples are, for the record (collection, split, ablation, seed).
     pub fitted_on: String,
+    /// The fusion of the retrieval legs the samples were retrieved with (`rrf`, `convex`): the
+    /// fused-score features mean different things under each.
+    pub fusion: String,
 }
 
 impl Default for CalibrationOptions {
@@ -158,8 +161,16 @@ impl Default for CalibrationOptions {
             document_recall: 0.9,
             fit: FitOptions::default(),
             fitted_on: String::new(),
+            fusion: DEFAULT_FUSION.to_owned(),
         }
     }
+}
+
+/// The leg fusion of calibrations that do not name one.
+pub const DEFAULT_FUSION: &str = "rrf";
+
+fn default_fusion() -> String {
+    DEFAULT_FUSION.to_owned()
 }
 
 /// A fitted evaluator as written to and read from a calibration file (TOML).
@@ -170,6 +181,11 @@ pub struct Calibration {
     pub version: u32,
     /// What the models were fitted on.
     pub fitted_on: String,
+    /// The leg fusion (`retrieval.fusion`) the training results were retrieved with; its
+    /// fused-score features are only meaningful under the same fusion. Files written before
+    /// this field existed were fitted under `rrf`.
+    #[serde(default = "default_fusion")]
+    pub fusion: String,
     /// Training queries.
     pub queries: usize,
     /// Of which answerable.
@@ -311,6 +327,7 @@ pub fn calibrate(samples: &[LabelledQuery], options: &CalibrationOptions) -> Res
     Ok(Calibration {
         version: CALIBRATION_VERSION,
         fitted_on: options.fitted_on.clone(),
+        fusion: options.fusion.clone(),
         queries: samples.len(),
         answerable: labels.iter().filter(|&&l| l).count(),
         documents: document_labels.len(),
@@ -377,14 +394,7 @@ impl CalibratedEvaluator {
     /// Judges `documents` (best first) for `query`. An empty list is `Incorrect` with score 0.
     pub fn evaluate(&self, query: &str, documents: &[EvalDocument]) -> Evaluation {
         if documents.is_empty() {
-            return Evaluation {
-                verdict: Verdict::Incorrect,
-                score: 0.0,
-                document_scores: Vec::new(),
-                criteria: Vec::new(),
-                reasoning: "Verdict incorrect: no documents were retrieved.".into(),
-                issues: Vec::new(),
-            };
+            return Evaluation::nothing_retrieved();
         }
         let features = extract(&self.heuristic, query, documents);
         let model = &self.calibration.query_model;

@@ -170,14 +170,7 @@ impl HeuristicEvaluator {
     /// clamped into [0, 1] (NaN counts as 0) and reported in `issues`.
     pub fn evaluate(&self, query: &str, documents: &[EvalDocument]) -> Evaluation {
         if documents.is_empty() {
-            return Evaluation {
-                verdict: Verdict::Incorrect,
-                score: 0.0,
-                document_scores: Vec::new(),
-                criteria: Vec::new(),
-                reasoning: "Verdict incorrect: no documents were retrieved.".into(),
-                issues: Vec::new(),
-            };
+            return Evaluation::nothing_retrieved();
         }
         let Assessment {
             criteria,

@@ -42,7 +42,7 @@ mod text;
 
 pub use calibrated::{
     calibrate, choose_thresholds, recall_threshold, CalibratedEvaluator, Calibration,
-    CalibrationOptions, LabelledQuery, Thresholds, CALIBRATION_VERSION,
+    CalibrationOptions, LabelledQuery, Thresholds, CALIBRATION_VERSION, DEFAULT_FUSION,
 };
 pub use error::{EvaluationError, Result};
 pub use features::{extract as extract_features, Features, DOCUMENT_FEATURES, QUERY_FEATURES};

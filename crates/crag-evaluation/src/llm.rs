@@ -174,14 +174,7 @@ impl LlmJudge {
     /// score can be read: never a guessed verdict.
     pub fn judge(&self, answer: &str, document_count: usize) -> Result<Evaluation> {
         if document_count == 0 {
-            return Ok(Evaluation {
-                verdict: Verdict::Incorrect,
-                score: 0.0,
-                document_scores: Vec::new(),
-                criteria: Vec::new(),
-                reasoning: "Verdict incorrect: no documents were retrieved.".into(),
-                issues: Vec::new(),
-            });
+            return Ok(Evaluation::nothing_retrieved());
         }
         let judged = document_count.min(self.config.top_n);
         let parsed = parse_llm_scores(answer, judged)?;
