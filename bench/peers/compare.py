@@ -32,14 +32,20 @@ def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}" if a is not None and b else "-"
 
 
+def throughput(stage: dict | None) -> str:
+    """Formats a stage's queries/s and its number of clients, or '-' when it was not run."""
+    qps = (stage or {}).get("queriesPerSecond")
+    return f"{qps:.1f} ({stage.get('clients', '?')})" if qps else "-"
+
+
 def table(crag: dict, peer: dict) -> str:
     """Returns the markdown comparison table of the stages of both reports."""
     names = [s["stage"] for s in crag["stages"]]
     names += [s["stage"] for s in peer["stages"] if s["stage"] not in crag["byStage"]]
     lines = [
         "| stage | nDCG@10 crag | nDCG@10 peer | difference | p50 ms crag | p50 ms peer "
-        "| p50 crag/peer | p95 crag/peer |",
-        "|---|---|---|---|---|---|---|---|",
+        "| p50 crag/peer | p95 crag/peer | q/s crag (clients) | q/s peer (clients) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in names:
         c, p = crag["byStage"].get(name), peer["byStage"].get(name)
@@ -54,6 +60,8 @@ def table(crag: dict, peer: dict) -> str:
             f"{lp['p50']:.1f}" if "p50" in lp else "-",
             ratio(lc.get("p50"), lp.get("p50")),
             ratio(lc.get("p95"), lp.get("p95")),
+            throughput(c),
+            throughput(p),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

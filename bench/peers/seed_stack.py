@@ -381,6 +381,9 @@ def measure(stack: SeedStack) -> tuple[list[dict], dict]:
                 "mrrAt10": sums[3] / n,
                 "latencyMs": {p: percentile(latencies, x) for p, x in
                               (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))},
+                # One client (the stack is single-threaded Python): queries over their time.
+                "clients": 1,
+                "queriesPerSecond": n / (sum(latencies) / 1000.0) if sum(latencies) else None,
             }
         )
         print(f"stage {stage} done", file=sys.stderr)

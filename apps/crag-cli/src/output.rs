@@ -82,7 +82,7 @@ pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
         let c = &a.chunk;
         match a.origin {
             ArtifactOrigin::Index => println!(
-                "{:>2}. score {:.3} (rrf {:.4}; bm25 #{}, vector #{}; relevance {})  {}:{}-{}",
+                "{:>2}. score {:.3} (fused {:.4}; bm25 #{}, vector #{}; relevance {})  {}:{}-{}",
                 i + 1,
                 a.normalized_score.unwrap_or(0.0),
                 a.fused_score.unwrap_or(0.0),

@@ -184,7 +184,7 @@ fn neutral_calibration() -> crag_evaluation::Calibration {
     Calibration {
         version: CALIBRATION_VERSION,
         fitted_on: "nothing (test)".into(),
-        fusion: "rrf".into(),
+        fusion: "convex".into(),
         queries: 0,
         answerable: 0,
         documents: 0,
@@ -305,7 +305,11 @@ fn the_fusion_is_configured_and_checked() {
 fn a_calibration_fitted_under_another_fusion_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rrf-calibration.toml");
-    write_calibration(&path, &neutral_calibration()).unwrap();
+    let calibration = crag_evaluation::Calibration {
+        fusion: "rrf".into(),
+        ..neutral_calibration()
+    };
+    write_calibration(&path, &calibration).unwrap();
     let config = format!(
         "[retrieval]\nfusion = \"convex\"\n[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
         path.display().to_string()
@@ -314,6 +318,9 @@ fn a_calibration_fitted_under_another_fusion_is_refused() {
     let message = format!("{err:#}");
     assert!(message.contains("rrf-calibration.toml"), "{message}");
     assert!(message.contains("retrieval.fusion"), "{message}");
+    let under_rrf = config.replace("\"convex\"", "\"rrf\"");
+    let parts = Config::parse(&under_rrf).unwrap().components().unwrap();
+    assert_eq!(parts.evaluator.name(), "calibrated");
 
     // Files written before the field existed were fitted under RRF.
     let text = std::fs::read_to_string(&path).unwrap();

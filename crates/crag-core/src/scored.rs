@@ -25,7 +25,8 @@ pub struct LegHit {
 pub struct FusedHit {
     /// The chunk.
     pub chunk: Chunk,
-    /// Reciprocal-rank-fusion score: the sum over legs of `1 / (k + rank)`.
+    /// The fusion's score: the convex combination of the normalised leg scores, or the
+    /// reciprocal-rank-fusion sum over legs of `1 / (k + rank)`.
     pub fused_score: f32,
     /// Fused score divided by the best score a chunk can reach (first in every leg), in [0, 1].
     pub normalized_score: f32,

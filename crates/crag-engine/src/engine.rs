@@ -7,7 +7,7 @@ use crag_ports::{Embedder, KeywordIndex, PortResult, VectorIndex};
 use crate::chunker::ChunkingConfig;
 use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
-use crate::fusion::{fuse, Fusion, RRF_K};
+use crate::fusion::{fuse, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
 use crate::ingest::{IngestProgress, IngestReport, Ingestor, Scope};
 use crate::sources::Skipped;
 
@@ -21,7 +21,8 @@ pub struct EngineConfig {
     pub chunking: ChunkingConfig,
     /// Candidates asked of each leg before fusion (at least `top_k`).
     pub leg_depth: usize,
-    /// How the two legs are fused.
+    /// How the two legs are fused: by default the convex combination with weight 0.5, which
+    /// beat RRF on SciFact (train and test) and Cranfield (docs/benchmarks.md).
     pub fusion: Fusion,
     /// Reciprocal-rank-fusion constant of the merges of several result lists (sub-queries,
     /// expanded queries), whatever `fusion` is.
@@ -33,7 +34,9 @@ impl Default for EngineConfig {
         Self {
             chunking: ChunkingConfig::default(),
             leg_depth: 100,
-            fusion: Fusion::Rrf { k: RRF_K },
+            fusion: Fusion::Convex {
+                keyword_weight: DEFAULT_KEYWORD_WEIGHT,
+            },
             rrf_k: RRF_K,
         }
     }

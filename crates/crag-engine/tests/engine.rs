@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crag_core::{Query, TopK};
 use crag_engine::sources::{read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
-use crag_engine::{ChunkingConfig, Engine, EngineConfig, NoProgress};
+use crag_engine::{ChunkingConfig, Engine, EngineConfig, Fusion, NoProgress, RRF_K};
 use crag_ports::fakes::{HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex};
 use crag_ports::{KeywordIndex, VectorIndex};
 
@@ -235,6 +235,36 @@ async fn retrieval_keeps_per_leg_ranks_and_normalised_scores() {
     assert_eq!(r.hits.len(), 3);
     assert_eq!(r.hits[0].chunk.id.as_str(), "bread.md#1");
     assert!(r.warnings.is_empty());
+    // The default convex fusion: its score is already normalised.
+    for h in &r.hits {
+        assert!((0.0..=1.0).contains(&h.normalized_score));
+        assert_eq!(h.fused_score, h.normalized_score);
+        assert!(h.keyword.is_some() || h.vector.is_some());
+    }
+    assert!(r
+        .hits
+        .windows(2)
+        .all(|w| w[0].fused_score >= w[1].fused_score));
+
+    // The same indexes under RRF: the fused score is the rank formula.
+    let rrf = Engine::new(
+        f.embedder.clone(),
+        f.vectors.clone(),
+        f.keywords.clone(),
+        EngineConfig {
+            fusion: Fusion::Rrf { k: RRF_K },
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    let r = rrf
+        .retrieve(
+            &Query::new("bread oven crust").unwrap(),
+            TopK::new(3).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.hits.len(), 3);
     for h in &r.hits {
         assert!((0.0..=1.0).contains(&h.normalized_score));
         let expected: f32 = [h.keyword, h.vector]
