@@ -270,6 +270,13 @@ fn the_example_calibration_loads() {
         calibration.fitted_on
     );
     assert!(calibration.thresholds.incorrect <= calibration.thresholds.correct);
+    // Fitted under the default fusion, so the default configuration loads it.
+    let config = format!(
+        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
+        path.display().to_string()
+    );
+    let parts = Config::parse(&config).unwrap().components().unwrap();
+    assert_eq!(parts.evaluator.name(), "calibrated");
 }
 
 #[test]
