@@ -77,13 +77,7 @@ async fn main() -> ExitCode {
         Ok(config) => run(cli.command, commands::Context { config }).await,
         Err(err) => Err(err),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    crag_config::exit_code(result)
 }
 
 /// Defaults, then the file, then `CRAG_` variables, then the global flags.

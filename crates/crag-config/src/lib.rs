@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 pub use env::{env_overrides, ENV_PREFIX};
 pub use requests::{DocumentParams, Invalid, QueryParams, DEFAULT_TOP_K};
 pub use runtime::{
-    bind, config_from_args, init_tracing, serve_gracefully, server_main, shutdown_signal,
-    ShutdownFuture, SERVER_LOG_FILTER,
+    bind, config_from_args, exit_code, init_tracing, serve_gracefully, server_main,
+    shutdown_signal, ShutdownFuture, SERVER_LOG_FILTER,
 };
 pub use sections::{
     read_calibration, write_calibration, EvaluatorKind, EvaluatorSection, HttpEvaluatorSection,

@@ -68,6 +68,11 @@ where
         Ok(None) => Ok(()),
         Err(err) => Err(err),
     };
+    exit_code(result)
+}
+
+/// The exit code of a binary's outcome; an error is printed to stderr with its causes first.
+pub fn exit_code(result: Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
