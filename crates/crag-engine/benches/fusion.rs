@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, ScoredChunk, Span};
-use crag_engine::reciprocal_rank_fusion;
+use crag_engine::{fuse, reciprocal_rank_fusion, Fusion};
 use crag_expansion::{estimate_tokens, fuse_ranked, pack_to_budget};
 use criterion::{criterion_main, Criterion};
 
@@ -50,6 +50,12 @@ fn hybrid_rrf(c: &mut Criterion) {
     let (keyword, vector) = legs();
     c.bench_function("reciprocal_rank_fusion_100x100_top10", |b| {
         b.iter(|| reciprocal_rank_fusion(black_box(&keyword), black_box(&vector), 60.0, 10))
+    });
+    let convex = Fusion::Convex {
+        keyword_weight: 0.5,
+    };
+    c.bench_function("convex_fusion_100x100_top10", |b| {
+        b.iter(|| fuse(black_box(&keyword), black_box(&vector), convex, 10))
     });
 }
 
