@@ -51,7 +51,7 @@ pub async fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
         grace,
     );
     let grpc = crag_grpc::run(
-        crag_grpc::CragService::new(engine, &config),
+        crag_grpc::CragService::new(engine, &config)?,
         tokens,
         config.server.grpc_addr,
         signal(stopped),

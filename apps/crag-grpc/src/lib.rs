@@ -9,6 +9,9 @@
 
 pub mod codec;
 mod convert;
+mod metrics;
+
+pub use metrics::GrpcMetrics;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -62,35 +65,54 @@ pub struct CragService {
     limits: LimitsSection,
     in_flight: Arc<Semaphore>,
     timeout: Duration,
+    metrics: GrpcMetrics,
 }
 
 impl CragService {
-    /// The service over `engine` with the configuration's limits and server settings.
-    pub fn new(engine: Engine, config: &Config) -> Self {
-        Self {
+    /// The service over `engine` with the configuration's limits and server settings; its
+    /// metrics (`crag_grpc_*`) join the engine's registry, so one engine serves one gRPC service.
+    pub fn new(engine: Engine, config: &Config) -> anyhow::Result<Self> {
+        let metrics = GrpcMetrics::register(engine.metrics().registry())
+            .map_err(|e| anyhow::anyhow!("cannot register the gRPC metrics: {e}"))?;
+        Ok(Self {
             engine,
             limits: config.limits,
             in_flight: Arc::new(Semaphore::new(config.server.max_concurrent_requests)),
             timeout: Duration::from_millis(config.server.request_timeout_ms),
-        }
+            metrics,
+        })
     }
 
-    /// Runs `work` under the concurrency limit (refuse, never queue) and the deadline.
+    /// Runs `work` under the concurrency limit (refuse, never queue) and the deadline, and
+    /// counts the call of `method` with its outcome.
     async fn guarded<T>(
         &self,
+        method: &str,
         work: impl Future<Output = Result<T, Status>>,
     ) -> Result<Response<T>, Status> {
-        let Ok(_permit) = Arc::clone(&self.in_flight).try_acquire_owned() else {
-            return Err(Status::resource_exhausted(
-                "too many requests in flight; retry later",
-            ));
+        let started = std::time::Instant::now();
+        let result = match Arc::clone(&self.in_flight).try_acquire_owned() {
+            Err(_) => {
+                self.metrics.rejected("concurrency");
+                Err(Status::resource_exhausted(
+                    "too many requests in flight; retry later",
+                ))
+            }
+            Ok(_permit) => match tokio::time::timeout(self.timeout, work).await {
+                Ok(result) => result.map(Response::new),
+                Err(_) => {
+                    self.metrics.rejected("timeout");
+                    Err(Status::deadline_exceeded(
+                        "the request took longer than the server's timeout",
+                    ))
+                }
+            },
         };
-        match tokio::time::timeout(self.timeout, work).await {
-            Ok(result) => result.map(Response::new),
-            Err(_) => Err(Status::deadline_exceeded(
-                "the request took longer than the server's timeout",
-            )),
-        }
+        let code = result
+            .as_ref()
+            .map_or_else(Status::code, |_| tonic::Code::Ok);
+        self.metrics.observe(method, code, started.elapsed());
+        result
     }
 }
 
@@ -101,7 +123,7 @@ impl Crag for CragService {
         request: Request<pb::QueryRequest>,
     ) -> Result<Response<pb::QueryResponse>, Status> {
         let message = request.into_inner();
-        self.guarded(async {
+        self.guarded("Query", async {
             let params = convert::query_params(message);
             let request = self.limits.query_request(&params).map_err(invalid)?;
             let outcome = self.engine.query(&request).await.map_err(status)?;
@@ -118,7 +140,7 @@ impl Crag for CragService {
         request: Request<Streaming<pb::Document>>,
     ) -> Result<Response<pb::IngestResponse>, Status> {
         let mut stream = request.into_inner();
-        self.guarded(async {
+        self.guarded("Ingest", async {
             let mut received = Vec::new();
             while let Some(document) = stream.message().await? {
                 if received.len() == self.limits.max_ingest_batch {
@@ -169,7 +191,7 @@ impl Crag for CragService {
         request: Request<pb::DeleteDocumentRequest>,
     ) -> Result<Response<pb::DeleteDocumentResponse>, Status> {
         let raw = request.into_inner().id;
-        self.guarded(async {
+        self.guarded("DeleteDocument", async {
             let id = self.limits.document_id(&raw).map_err(invalid)?;
             if !self.engine.delete_document(&id).await.map_err(status)? {
                 return Err(Status::not_found(format!(
@@ -189,7 +211,7 @@ impl Crag for CragService {
         &self,
         _: Request<pb::StatsRequest>,
     ) -> Result<Response<pb::StatsResponse>, Status> {
-        self.guarded(async {
+        self.guarded("Stats", async {
             let s = self.engine.stats().await.map_err(status)?;
             Ok(pb::StatsResponse {
                 documents: s.documents as u64,

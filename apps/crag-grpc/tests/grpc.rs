@@ -16,6 +16,7 @@ const TOKEN: &str = "grpc-token-0123456789";
 
 struct Server {
     addr: std::net::SocketAddr,
+    engine: crag_engine::Engine,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
     _dir: tempfile::TempDir,
@@ -31,10 +32,12 @@ async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server {
     config.validate().unwrap();
     let engine = config.engine().await.unwrap();
     let tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
-    let (routes, _reporter) =
-        crag_grpc::routes(CragService::new(engine, &config), TokenSet::new(&tokens))
-            .await
-            .unwrap();
+    let (routes, _reporter) = crag_grpc::routes(
+        CragService::new(engine.clone(), &config).unwrap(),
+        TokenSet::new(&tokens),
+    )
+    .await
+    .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -48,6 +51,7 @@ async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server {
     ));
     Server {
         addr,
+        engine,
         stop: Some(stop),
         task,
         _dir: dir,
@@ -65,6 +69,27 @@ impl Server {
 
     async fn client(&self) -> CragClient<Channel> {
         CragClient::new(self.channel().await).max_decoding_message_size(64 * 1024 * 1024)
+    }
+
+    /// The value of counter `name` with exactly these labels in the engine's registry (0 when
+    /// absent).
+    fn counter(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let families = self.engine.metrics().registry().gather();
+        let Some(family) = families.iter().find(|f| f.name() == name) else {
+            return 0.0;
+        };
+        family
+            .get_metric()
+            .iter()
+            .find(|m| {
+                let got: Vec<(&str, &str)> = m
+                    .get_label()
+                    .iter()
+                    .map(|l| (l.name(), l.value()))
+                    .collect();
+                labels.iter().all(|want| got.contains(want)) && got.len() == labels.len()
+            })
+            .map_or(0.0, |m| m.get_counter().get_value())
     }
 
     async fn shutdown(mut self) {
@@ -481,6 +506,21 @@ async fn overload_is_refused_and_shutdown_drains() {
     assert!(codes.contains(&Code::Ok), "{codes:?}");
     assert!(codes.contains(&Code::ResourceExhausted), "{codes:?}");
     client.query(q()).await.unwrap();
+
+    // Counted by method and code, the refusal by reason too.
+    let calls = |method, code| {
+        s.counter(
+            "crag_grpc_requests_total",
+            &[("method", method), ("code", code)],
+        )
+    };
+    assert_eq!(calls("Ingest", "OK"), 1.0);
+    assert_eq!(calls("Query", "OK"), 2.0);
+    assert_eq!(calls("Query", "RESOURCE_EXHAUSTED"), 1.0);
+    assert_eq!(
+        s.counter("crag_grpc_rejected_total", &[("reason", "concurrency")]),
+        1.0
+    );
 
     // A call in flight when shutdown starts still completes.
     let mut c = client.clone();
