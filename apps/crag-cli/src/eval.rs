@@ -189,6 +189,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
             "stage hybrid+rerank skipped: no reranker configured ([reranker] in --config, see docs/rerank.md)"
         );
     }
+    let judged = stage_list.contains(&Stage::Crag);
     let total = collection.queries.len() * stage_list.len();
     let progress = ProgressBar::new(total as u64);
     progress.set_style(
@@ -238,7 +239,8 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
     }
     progress.finish_and_clear();
 
-    let baseline = if ctx.config.evaluator.kind == EvaluatorKind::Heuristic {
+    // The seed heuristic's comparison scores only matter beside a judged stage.
+    let baseline = if ctx.config.evaluator.kind == EvaluatorKind::Heuristic || !judged {
         None
     } else {
         eprintln!("scoring the same documents with the seed heuristic for comparison");

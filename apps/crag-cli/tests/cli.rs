@@ -421,3 +421,78 @@ fn calibrate_writes_a_file_that_eval_loads() {
     assert!(evaluator["auroc"].is_f64(), "{evaluator}");
     assert!(evaluator["heuristicAuroc"].is_f64(), "{evaluator}");
 }
+
+#[test]
+fn eval_runs_only_the_chosen_stages_and_writes_trec_runs() {
+    let data = tempfile::tempdir().expect("tmp");
+    let dataset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/beir");
+    let dataset = dataset.to_str().expect("utf-8 path");
+    let runs = data.path().join("runs");
+    let report = data.path().join("report.json");
+    let out = crag(
+        data.path(),
+        &[
+            "eval",
+            "--dataset",
+            dataset,
+            "--stages",
+            "bm25,hybrid",
+            "--clients",
+            "0",
+            "--runs",
+            runs.to_str().expect("utf-8 path"),
+            "--json",
+            report.to_str().expect("utf-8 path"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let stages: Vec<&str> = report["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .map(|s| s["stage"].as_str().expect("name"))
+        .collect();
+    assert_eq!(stages, ["bm25", "hybrid"]);
+    assert!(!runs.join("vector.run").exists());
+
+    for (stage, queries) in [("bm25", 4), ("hybrid", 4)] {
+        let text = std::fs::read_to_string(runs.join(format!("{stage}.run"))).expect("run file");
+        // qid Q0 docid rank score tag; ranks from 1 and scores not rising within a query.
+        let mut last: Option<(String, usize, f64)> = None;
+        let mut seen = std::collections::HashSet::new();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            assert_eq!(f.len(), 6, "{line}");
+            assert_eq!(
+                (f[1], f[5]),
+                ("Q0", format!("crag-{stage}").as_str()),
+                "{line}"
+            );
+            let (rank, score): (usize, f64) = (f[3].parse().unwrap(), f[4].parse().unwrap());
+            match &last {
+                Some((q, r, s)) if q == f[0] => {
+                    assert_eq!(rank, r + 1, "{line}");
+                    assert!(score <= *s, "{line}");
+                }
+                _ => assert_eq!(rank, 1, "{line}"),
+            }
+            seen.insert(f[0].to_owned());
+            last = Some((f[0].to_owned(), rank, score));
+        }
+        assert_eq!(seen.len(), queries, "{stage}: {text}");
+    }
+
+    let out = crag(
+        data.path(),
+        &["eval", "--dataset", dataset, "--stages", "bm26"],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown stage `bm26`"), "{stderr}");
+}

@@ -310,13 +310,9 @@ pub enum FusionKind {
 impl Default for RetrievalSection {
     fn default() -> Self {
         let engine = EngineConfig::default();
-        let fusion = match engine.fusion {
-            Fusion::Rrf { .. } => FusionKind::Rrf,
-            Fusion::Convex { .. } => FusionKind::Convex,
-        };
-        let keyword_weight = match engine.fusion {
-            Fusion::Convex { keyword_weight } => keyword_weight,
-            Fusion::Rrf { .. } => DEFAULT_KEYWORD_WEIGHT,
+        let (fusion, keyword_weight) = match engine.fusion {
+            Fusion::Rrf { .. } => (FusionKind::Rrf, DEFAULT_KEYWORD_WEIGHT),
+            Fusion::Convex { keyword_weight } => (FusionKind::Convex, keyword_weight),
         };
         Self {
             leg_depth: engine.leg_depth,
