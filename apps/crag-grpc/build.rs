@@ -1,7 +1,10 @@
 //! Compiles proto/crag/v1/crag.proto (needs `protoc`, installed by scripts/setup).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    // Read at run time, not baked in with env!: a build script binary reused from a shared
+    // target directory may have been compiled for a checkout at another path.
+    let manifest_dir = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
+    let root = manifest_dir.join("../../proto");
     let proto = root.join("crag/v1/crag.proto");
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
     tonic_prost_build::configure()

@@ -293,6 +293,7 @@ impl Engine {
         let ids = std::slice::from_ref(id);
         self.vectors.delete_documents(ids).await?;
         self.keywords.delete_documents(ids).await?;
+        crate::ingest::tidy_vectors(self.vectors.as_ref()).await;
         Ok(true)
     }
 

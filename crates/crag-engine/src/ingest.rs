@@ -174,6 +174,7 @@ impl Ingestor {
             progress.advance(batch.len(), chunks.len());
         }
         progress.finish();
+        tidy_vectors(self.vectors.as_ref()).await;
         report.elapsed = started.elapsed();
         tracing::info!(
             added = report.documents_added,
@@ -210,5 +211,14 @@ pub(crate) fn embedding_text(chunk: &Chunk) -> String {
         chunk.text.clone()
     } else {
         format!("{}\n{}", chunk.title, chunk.text)
+    }
+}
+
+/// Lets the vector index tidy its storage after writes ([`VectorIndex::optimize`]). A failure
+/// loses nothing (what was written stays written and searchable, only slower), so it is
+/// logged rather than returned.
+pub(crate) async fn tidy_vectors(vectors: &dyn VectorIndex) {
+    if let Err(error) = vectors.optimize().await {
+        tracing::warn!(%error, "vector index optimization failed; searches may be slower");
     }
 }

@@ -382,3 +382,36 @@ async fn deleting_a_document_removes_it_from_both_indexes_only() {
     assert!(r.hits.iter().all(|h| h.chunk.document_id != a));
     assert!(!r.hits.is_empty());
 }
+
+#[tokio::test]
+async fn the_vector_index_is_optimized_after_writes_and_its_failure_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.md"), "alpha bravo charlie").unwrap();
+    std::fs::write(root.join("b.md"), "alpha delta echo").unwrap();
+    let f = fixture();
+    ingest_dir(&f, root).await;
+    assert_eq!(f.vectors.optimizations(), 1, "once per ingestion");
+
+    // A failing optimization is logged; the ingestion's writes stand.
+    f.vectors.fail_optimize(true);
+    std::fs::write(root.join("c.md"), "alpha foxtrot golf").unwrap();
+    let report = ingest_dir(&f, root).await;
+    assert_eq!(report.documents_added, 1);
+    assert_eq!(f.vectors.optimizations(), 2);
+    let stats = f.engine.stats().await.unwrap();
+    assert_eq!(stats.documents, 3);
+    assert_eq!(stats.keyword_chunks, stats.vector_chunks);
+    let r = f
+        .engine
+        .retrieve(&Query::new("foxtrot").unwrap(), TopK::new(5).unwrap())
+        .await
+        .unwrap();
+    assert!(r.hits[0].chunk.document_id.as_str().ends_with("c.md"));
+
+    // Deleting a document optimizes too, and succeeds even when that fails.
+    let c = r.hits[0].chunk.document_id.clone();
+    assert!(f.engine.delete_document(&c).await.unwrap());
+    assert_eq!(f.vectors.optimizations(), 3);
+    assert_eq!(f.engine.stats().await.unwrap().documents, 2);
+}

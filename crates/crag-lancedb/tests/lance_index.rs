@@ -245,3 +245,75 @@ async fn invalid_vectors_write_nothing() {
         .expect("k = 0")
         .is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn optimize_compacts_many_small_writes_without_changing_results() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    // One upsert per new chunk: each write leaves a fragment of its own.
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+    let chunks: Vec<Chunk> = (0..12)
+        .map(|i| {
+            let text = format!("{} {} note {i}", words[i % 6], words[(i + 1) % 6]);
+            chunk(&format!("doc-{}.md", i / 3), i % 3, "Notes", &text)
+        })
+        .collect();
+    let records = embedded(chunks).await;
+    for record in &records {
+        index
+            .upsert(std::slice::from_ref(record))
+            .await
+            .expect("upsert");
+    }
+    assert_eq!(
+        index.layout().await.expect("layout").fragments,
+        records.len()
+    );
+    let probe = records[0].vector.clone();
+    let before = index.nearest(&probe, 10).await.expect("nearest");
+
+    index.optimize().await.expect("optimize");
+    assert_eq!(index.layout().await.expect("layout").fragments, 1);
+    assert_eq!(index.count().await.expect("count"), records.len());
+    let after = index.nearest(&probe, 10).await.expect("nearest");
+    assert_eq!(after, before, "compaction must not change results");
+
+    // A few more writes stay below the threshold: nothing is rewritten.
+    index.upsert(&records[..1]).await.expect("upsert");
+    index.optimize().await.expect("optimize");
+    assert_eq!(index.layout().await.expect("layout").fragments, 2);
+
+    // The compacted table reopens with everything in it.
+    drop(index);
+    let reopened = open(&dir).await;
+    assert_eq!(reopened.count().await.expect("count"), records.len());
+    assert_eq!(reopened.nearest(&probe, 10).await.expect("nearest"), before);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn optimize_applies_deletions_of_a_tenth_of_the_rows() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let records = embedded(sample_chunks()).await;
+    index.upsert(&records).await.expect("upsert");
+    let gone = records[0].chunk.document_id.clone();
+    index
+        .delete_documents(std::slice::from_ref(&gone))
+        .await
+        .expect("delete");
+    let kept = index.count().await.expect("count");
+    let before = index.layout().await.expect("layout");
+    assert_eq!(before.deleted_rows, records.len() - kept);
+    assert!(before.deleted_rows * 10 >= records.len(), "a tenth deleted");
+    index.optimize().await.expect("optimize");
+    let after = index.layout().await.expect("layout");
+    assert_eq!(after.deleted_rows, 0, "deletions applied");
+    assert_eq!(after.rows, kept);
+    assert_eq!(index.count().await.expect("count"), kept);
+    let hits = index
+        .nearest(&records[0].vector, 10)
+        .await
+        .expect("nearest");
+    assert_eq!(hits.len(), kept);
+    assert!(hits.iter().all(|h| h.chunk.document_id != gone));
+}

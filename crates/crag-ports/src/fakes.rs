@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -101,11 +101,14 @@ impl KeywordIndex for InMemoryKeywordIndex {
     }
 }
 
-/// Brute-force cosine vector index.
+/// Brute-force cosine vector index. It counts [`VectorIndex::optimize`] calls (which change
+/// nothing here) and can be told to fail them.
 #[derive(Debug)]
 pub struct InMemoryVectorIndex {
     dimension: usize,
     records: Mutex<BTreeMap<String, EmbeddedChunk>>,
+    optimizations: AtomicUsize,
+    fail_optimize: AtomicBool,
 }
 
 impl InMemoryVectorIndex {
@@ -114,7 +117,19 @@ impl InMemoryVectorIndex {
         Self {
             dimension,
             records: Mutex::default(),
+            optimizations: AtomicUsize::new(0),
+            fail_optimize: AtomicBool::new(false),
         }
+    }
+
+    /// Returns how many times [`VectorIndex::optimize`] was called, failed calls included.
+    pub fn optimizations(&self) -> usize {
+        self.optimizations.load(Ordering::SeqCst)
+    }
+
+    /// Makes later [`VectorIndex::optimize`] calls fail (`true`) or succeed.
+    pub fn fail_optimize(&self, fail: bool) {
+        self.fail_optimize.store(fail, Ordering::SeqCst);
     }
 }
 
@@ -183,6 +198,17 @@ impl VectorIndex for InMemoryVectorIndex {
 
     async fn count(&self) -> PortResult<usize> {
         Ok(lock(&self.records).len())
+    }
+
+    async fn optimize(&self) -> PortResult<()> {
+        self.optimizations.fetch_add(1, Ordering::SeqCst);
+        if self.fail_optimize.load(Ordering::SeqCst) {
+            return Err(PortError::new(
+                crate::ErrorKind::Unavailable,
+                "optimize failed on purpose",
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -285,6 +285,18 @@ pub async fn vector_index_suite(index: &dyn VectorIndex, embedder: &dyn Embedder
     let hits = index.nearest(&vectors[0], 10).await.expect("nearest");
     assert!(hits.iter().all(|h| h.chunk.document_id != rust));
     assert_eq!(hits.len(), 3);
+
+    // Optimizing keeps every record and every result, deletions included; twice is harmless.
+    for _ in 0..2 {
+        index.optimize().await.expect("optimize");
+        assert_eq!(index.count().await.expect("count"), 3);
+        let after = index.nearest(&vectors[0], 10).await.expect("nearest");
+        assert_eq!(
+            after.iter().map(|h| &h.chunk).collect::<Vec<_>>(),
+            hits.iter().map(|h| &h.chunk).collect::<Vec<_>>(),
+            "optimize must not change results"
+        );
+    }
 }
 
 /// Runs the embedder contract.

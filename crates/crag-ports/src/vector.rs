@@ -32,4 +32,13 @@ pub trait VectorIndex: Debug + Send + Sync + 'static {
 
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;
+
+    /// Tidies storage after writes so that searches stay fast: an index whose every write
+    /// leaves a file of its own merges them, applies pending deletions and drops superseded
+    /// versions. Every stored record, [`VectorIndex::count`] and every search result are the
+    /// same before and after. Cheap when there is nothing to tidy; called after each
+    /// ingestion. The default does nothing, for indexes that need no such upkeep.
+    async fn optimize(&self) -> PortResult<()> {
+        Ok(())
+    }
 }
