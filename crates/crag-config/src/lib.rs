@@ -19,7 +19,7 @@ use crag_engine::{
     HeuristicRelevance, LlmRelevance, DEFAULT_KEYWORD_WEIGHT,
 };
 use crag_expansion::SynonymTable;
-use crag_lancedb::LanceVectorIndex;
+use crag_lancedb::{AnnPolicy, LanceVectorIndex, DEFAULT_ANN_MIN_ROWS};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
 use crag_ports::RelevanceEvaluator;
 use crag_tantivy::TantivyKeywordIndex;
@@ -57,6 +57,8 @@ pub struct Config {
     pub synonyms_file: Option<PathBuf>,
     /// Hybrid retrieval tunables.
     pub retrieval: RetrievalSection,
+    /// The vector store's approximate (ANN) index.
+    pub vector_index: VectorIndexSection,
     /// Corrective RAG tunables.
     pub crag: CragConfig,
     /// Which evaluator judges retrievals, and its settings.
@@ -83,6 +85,7 @@ impl Default for Config {
             assets_dir: None,
             synonyms_file: None,
             retrieval: RetrievalSection::default(),
+            vector_index: VectorIndexSection::default(),
             crag: CragConfig::default(),
             evaluator: EvaluatorSection::default(),
             web_search: WebSearchSection::default(),
@@ -140,6 +143,7 @@ impl Config {
             bail!("data_dir must not be empty");
         }
         self.retrieval.validate()?;
+        self.vector_index.validate()?;
         self.crag.validate()?;
         self.server.validate()?;
         self.limits.validate()?;
@@ -261,7 +265,9 @@ impl Config {
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
         let keywords = TantivyKeywordIndex::open(&data_dir.join("keyword"))?;
-        let vectors = LanceVectorIndex::open(vectors_uri, VECTOR_TABLE, dimension).await?;
+        let vectors = LanceVectorIndex::open(vectors_uri, VECTOR_TABLE, dimension)
+            .await?
+            .with_ann(self.vector_index.policy());
         Ok(Engine::new(
             Arc::new(embedder),
             Arc::new(vectors),
@@ -278,6 +284,52 @@ impl Config {
             .open_indexes(&self.data_dir, &self.vectors_uri(), self.engine_config())
             .await?;
         Ok(engine.with_crag(parts)?)
+    }
+}
+
+/// `[vector_index]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VectorIndexSection {
+    /// Whether an ANN index (LanceDB IVF-HNSW-SQ) is built once the table holds
+    /// `ann_min_rows` chunks; `false`: every search scans all vectors, exactly.
+    pub ann: bool,
+    /// Chunks at which the ANN index is built (after an ingestion); at least
+    /// [`MIN_ANN_ROWS`].
+    pub ann_min_rows: usize,
+}
+
+/// Least `vector_index.ann_min_rows`: the index's clustering and quantiser are trained on
+/// the rows, and a handful of rows trains nothing.
+pub const MIN_ANN_ROWS: usize = 256;
+
+impl Default for VectorIndexSection {
+    fn default() -> Self {
+        Self {
+            ann: true,
+            ann_min_rows: DEFAULT_ANN_MIN_ROWS,
+        }
+    }
+}
+
+impl VectorIndexSection {
+    fn validate(&self) -> Result<()> {
+        if self.ann_min_rows < MIN_ANN_ROWS {
+            bail!(
+                "vector_index.ann_min_rows must be at least {MIN_ANN_ROWS}, got {}",
+                self.ann_min_rows
+            );
+        }
+        Ok(())
+    }
+
+    /// The LanceDB adapter's policy.
+    pub fn policy(&self) -> AnnPolicy {
+        if self.ann {
+            AnnPolicy::FromRows(self.ann_min_rows)
+        } else {
+            AnnPolicy::Off
+        }
     }
 }
 

@@ -339,3 +339,22 @@ fn a_calibration_fitted_under_another_fusion_is_refused() {
     std::fs::write(&path, old).unwrap();
     assert_eq!(read_calibration(&path).unwrap().fusion, "rrf");
 }
+
+#[test]
+fn the_ann_index_policy_is_configured_and_checked() {
+    assert_eq!(
+        Config::default().vector_index.policy(),
+        AnnPolicy::FromRows(DEFAULT_ANN_MIN_ROWS)
+    );
+    let c = Config::load(None, vars(&[("CRAG_VECTOR_INDEX__ANN_MIN_ROWS", "5000")])).unwrap();
+    assert_eq!(c.vector_index.policy(), AnnPolicy::FromRows(5000));
+    let off = Config::parse("[vector_index]\nann = false\n").unwrap();
+    assert_eq!(off.vector_index.policy(), AnnPolicy::Off);
+    let err = Config::parse("[vector_index]\nann_min_rows = 10\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("vector_index.ann_min_rows must be at least 256"),
+        "{err:#}"
+    );
+    let err = Config::parse("[vector_index]\nnprobes = 10\n").unwrap_err();
+    assert!(format!("{err:#}").contains("nprobes"), "{err:#}");
+}

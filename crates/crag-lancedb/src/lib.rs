@@ -4,8 +4,9 @@
 //! and answers nearest-neighbour queries by cosine distance. The table lives wherever
 //! `lancedb::connect` can reach: a local directory today, an object-store URI tomorrow.
 //!
-//! Searches are exact (flat) at the sizes crag targets; an ANN index created on the `vector`
-//! column later is used transparently, as the query names the column and the cosine metric.
+//! Searches are exact (flat) until the table holds [`AnnPolicy`]'s number of rows; then
+//! [`VectorIndex::optimize`] builds an IVF-HNSW-SQ index and searches use it, re-scoring its
+//! candidates exactly. `optimize` also compacts the small fragments every write leaves.
 
 mod error;
 mod schema;
@@ -19,9 +20,11 @@ use async_trait::async_trait;
 use crag_core::{DocumentId, ScoredChunk};
 use crag_ports::{EmbeddedChunk, PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
+use lancedb::index::vector::IvfHnswSqIndexBuilder;
+use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::optimize::Duration;
-use lancedb::table::{CompactionOptions, OptimizeAction};
+use lancedb::table::{CompactionOptions, OptimizeAction, OptimizeOptions};
 use lancedb::{Connection, DistanceType, Table};
 
 use crate::error::map_lance_error;
@@ -41,9 +44,53 @@ const COMPACT_AT_SMALL_FRAGMENTS: usize = 8;
 const COMPACT_AT_DELETED_SHARE: f64 = 0.1;
 
 /// Superseded table versions younger than this are kept by [`VectorIndex::optimize`]: a
-/// search that started on one may still be reading its files. Older ones are removed with
-/// the files only they use, so repeated ingestion does not grow the directory without bound.
+/// search that started on one may still be reading its files. Older ones are removed; the data
+/// files only they used go once they are a week old (LanceDB never deletes younger files a
+/// live manifest does not name, as they may belong to a write in progress), so repeated
+/// ingestion does not grow the directory without bound.
 const KEEP_VERSIONS_FOR: Duration = Duration::hours(1);
+
+/// Rows at which [`AnnPolicy::default`] builds an ANN index. Below it an exact scan is fast
+/// enough (SciFact's 10192 chunks: 16 ms, docs/benchmarks.md) and exact.
+pub const DEFAULT_ANN_MIN_ROWS: usize = 100_000;
+
+/// Rows per IVF partition of the ANN index: 10k-100k rows make 1 to 13 partitions, each an
+/// HNSW graph searched whole.
+const ROWS_PER_PARTITION: usize = 8192;
+
+/// Least candidate list of the HNSW search (`ef`): LanceDB's default of 1.5 `k` misses too
+/// many neighbours for small `k`. Searches use `max(2 limit, MIN_EF)`.
+const MIN_EF: usize = 100;
+
+/// Whether a [`LanceVectorIndex`] searches an approximate (ANN) index or scans every vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnnPolicy {
+    /// Every search scans all vectors (an index built earlier is bypassed): exact results.
+    Off,
+    /// [`VectorIndex::optimize`] builds an IVF-HNSW-SQ index (cosine) once the table holds at
+    /// least this many rows, and adds later rows to it. Searches then use the index and
+    /// re-score its candidates with the full vectors, so scores stay exact cosine; a true
+    /// neighbour can be missed (recall@100 0.994 on SciFact, docs/benchmarks.md). Rows not yet
+    /// in the index are scanned exactly.
+    FromRows(usize),
+}
+
+impl Default for AnnPolicy {
+    fn default() -> Self {
+        Self::FromRows(DEFAULT_ANN_MIN_ROWS)
+    }
+}
+
+/// The ANN index of a [`LanceVectorIndex`], as [`LanceVectorIndex::ann_index`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnIndex {
+    /// LanceDB's name of the index.
+    pub name: String,
+    /// Rows the index covers.
+    pub indexed_rows: usize,
+    /// Rows written since, scanned exactly until [`VectorIndex::optimize`] adds them.
+    pub unindexed_rows: usize,
+}
 
 /// How a [`LanceVectorIndex`]'s table is stored, as [`LanceVectorIndex::layout`] reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +128,7 @@ pub struct LanceVectorIndex {
     table_name: String,
     schema: Arc<ChunkSchema>,
     table: Table,
+    ann: AnnPolicy,
 }
 
 impl fmt::Debug for LanceVectorIndex {
@@ -89,6 +137,7 @@ impl fmt::Debug for LanceVectorIndex {
             .field("uri", &self.uri)
             .field("table", &self.table_name)
             .field("dimension", &self.schema.dimension())
+            .field("ann", &self.ann)
             .finish()
     }
 }
@@ -120,7 +169,19 @@ impl LanceVectorIndex {
             table_name: table.to_owned(),
             schema,
             table: handle,
+            ann: AnnPolicy::default(),
         })
+    }
+
+    /// Sets when the ANN index is built and used (default: [`AnnPolicy::default`]).
+    pub fn with_ann(mut self, ann: AnnPolicy) -> Self {
+        self.ann = ann;
+        self
+    }
+
+    /// Returns the ANN policy.
+    pub fn ann(&self) -> AnnPolicy {
+        self.ann
     }
 
     /// Returns the URI of the database holding the table.
@@ -171,9 +232,71 @@ impl LanceVectorIndex {
         })
     }
 
+    /// Returns the ANN index on the vector column, if there is one.
+    pub async fn ann_index(&self) -> PortResult<Option<AnnIndex>> {
+        let indices = self
+            .table
+            .list_indices()
+            .await
+            .map_err(map_lance_error("failed to list vector table indexes"))?;
+        let Some(name) = indices
+            .into_iter()
+            .find(|i| i.columns.iter().any(|c| c == VECTOR))
+            .map(|i| i.name)
+        else {
+            return Ok(None);
+        };
+        let stats = self
+            .table
+            .index_stats(&name)
+            .await
+            .map_err(map_lance_error(
+                "failed to read vector ANN index statistics",
+            ))?;
+        Ok(Some(AnnIndex {
+            indexed_rows: stats.as_ref().map_or(0, |s| s.num_indexed_rows),
+            unindexed_rows: stats.as_ref().map_or(0, |s| s.num_unindexed_rows),
+            name,
+        }))
+    }
+
+    /// Builds the ANN index once the table holds enough rows, or adds unindexed rows to it.
+    async fn maintain_ann(&self, rows: usize) -> PortResult<()> {
+        let AnnPolicy::FromRows(min_rows) = self.ann else {
+            return Ok(());
+        };
+        match self.ann_index().await? {
+            None if rows >= min_rows.max(1) => {
+                let partitions = rows.div_ceil(ROWS_PER_PARTITION).max(1);
+                let builder = IvfHnswSqIndexBuilder::default()
+                    .distance_type(DistanceType::Cosine)
+                    .num_partitions(u32::try_from(partitions).unwrap_or(u32::MAX));
+                self.table
+                    .create_index(&[VECTOR], Index::IvfHnswSq(builder))
+                    .execute()
+                    .await
+                    .map_err(map_lance_error("failed to build the vector ANN index"))?;
+                tracing::info!(table = %self.table_name, rows, partitions, "built vector ANN index");
+            }
+            Some(index) if index.unindexed_rows > 0 => {
+                self.table
+                    .optimize(OptimizeAction::Index(OptimizeOptions::default()))
+                    .await
+                    .map_err(map_lance_error("failed to update the vector ANN index"))?;
+                tracing::info!(
+                    table = %self.table_name,
+                    rows = index.unindexed_rows,
+                    "added rows to vector ANN index"
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Runs a flat or indexed cosine search returning up to `limit` rows as scored chunks.
     async fn search(&self, vector: &[f32], limit: usize) -> PortResult<Vec<ScoredChunk>> {
-        let stream = self
+        let query = self
             .table
             .query()
             .select(Select::columns(schema::SEARCH_COLUMNS))
@@ -181,7 +304,16 @@ impl LanceVectorIndex {
             .map_err(map_lance_error("invalid vector query"))?
             .column(VECTOR)
             .distance_type(DistanceType::Cosine)
-            .limit(limit)
+            .limit(limit);
+        let query = match self.ann {
+            AnnPolicy::Off => query.bypass_vector_index(),
+            // The index's distances are approximate (quantised vectors): re-score its
+            // candidates with the stored vectors. Ignored when there is no index.
+            AnnPolicy::FromRows(_) => query
+                .refine_factor(1)
+                .ef(limit.saturating_mul(2).max(MIN_EF)),
+        };
+        let stream = query
             .execute()
             .await
             .map_err(map_lance_error("failed to search vector table"))?;
@@ -354,21 +486,30 @@ impl VectorIndex for LanceVectorIndex {
     }
 
     /// Compacts the table when it has [`COMPACT_AT_SMALL_FRAGMENTS`] small fragments or
-    /// [`COMPACT_AT_DELETED_SHARE`] of its rows deleted, then removes versions superseded
-    /// more than [`KEEP_VERSIONS_FOR`] ago.
+    /// [`COMPACT_AT_DELETED_SHARE`] of its rows deleted; builds or updates the ANN index as
+    /// [`AnnPolicy`] says; removes versions superseded more than [`KEEP_VERSIONS_FOR`] ago.
     async fn optimize(&self) -> PortResult<()> {
         let layout = self.layout().await?;
-        if !layout.needs_compaction() {
-            return Ok(());
+        if layout.needs_compaction() {
+            let compacted = self
+                .table
+                .optimize(OptimizeAction::Compact {
+                    options: CompactionOptions::default(),
+                    remap_options: None,
+                })
+                .await
+                .map_err(map_lance_error("failed to compact vector table"))?;
+            let metrics = compacted.compaction.unwrap_or_default();
+            tracing::info!(
+                table = %self.table_name,
+                small_fragments = layout.small_fragments,
+                deleted_rows = layout.deleted_rows,
+                fragments_removed = metrics.fragments_removed,
+                fragments_added = metrics.fragments_added,
+                "compacted vector table"
+            );
         }
-        let compacted = self
-            .table
-            .optimize(OptimizeAction::Compact {
-                options: CompactionOptions::default(),
-                remap_options: None,
-            })
-            .await
-            .map_err(map_lance_error("failed to compact vector table"))?;
+        self.maintain_ann(layout.rows).await?;
         let pruned = self
             .table
             .optimize(OptimizeAction::Prune {
@@ -378,18 +519,15 @@ impl VectorIndex for LanceVectorIndex {
             })
             .await
             .map_err(map_lance_error("failed to prune vector table versions"))?;
-        let metrics = compacted.compaction.unwrap_or_default();
         let removal = pruned.prune.unwrap_or_default();
-        tracing::info!(
-            table = %self.table_name,
-            small_fragments = layout.small_fragments,
-            deleted_rows = layout.deleted_rows,
-            fragments_removed = metrics.fragments_removed,
-            fragments_added = metrics.fragments_added,
-            versions_removed = removal.old_versions,
-            bytes_removed = removal.bytes_removed,
-            "compacted vector table"
-        );
+        if removal.old_versions > 0 {
+            tracing::debug!(
+                table = %self.table_name,
+                versions_removed = removal.old_versions,
+                bytes_removed = removal.bytes_removed,
+                "pruned vector table versions"
+            );
+        }
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! Integration tests of the LanceDB vector index on a temporary directory.
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
-use crag_lancedb::LanceVectorIndex;
+use crag_lancedb::{AnnPolicy, LanceVectorIndex};
 use crag_ports::fakes::HashEmbedder;
 use crag_ports::testsuite::{chunk, sample_chunks, vector_index_suite};
 use crag_ports::{EmbeddedChunk, Embedder, ErrorKind, VectorIndex};
@@ -316,4 +316,115 @@ async fn optimize_applies_deletions_of_a_tenth_of_the_rows() {
         .expect("nearest");
     assert_eq!(hits.len(), kept);
     assert!(hits.iter().all(|h| h.chunk.document_id != gone));
+}
+
+/// `n` chunks `offset..offset + n` with pseudo-random vectors (fixed seed): spread like
+/// embeddings, unlike the hash embedder's bag-of-words vectors over a few test words, whose
+/// near-duplicates an ANN index cannot tell apart.
+fn random_records(n: usize, offset: usize) -> Vec<EmbeddedChunk> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15 ^ offset as u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    (offset..offset + n)
+        .map(|i| {
+            let text = format!("note {i}");
+            EmbeddedChunk {
+                chunk: chunk(&format!("doc-{}.md", i / 10), i % 10, "Notes", &text),
+                vector: (0..DIM).map(|_| next() + next() + next()).collect(),
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ann_index_is_built_at_the_threshold_and_keeps_exact_scores() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await.with_ann(AnnPolicy::FromRows(400));
+    let records = random_records(300, 0);
+    index.upsert(&records).await.expect("upsert");
+    index.optimize().await.expect("optimize");
+    assert_eq!(
+        index.ann_index().await.expect("ann"),
+        None,
+        "below 400 rows"
+    );
+
+    let more = random_records(200, 300);
+    index.upsert(&more).await.expect("upsert");
+    index.optimize().await.expect("optimize");
+    let ann = index
+        .ann_index()
+        .await
+        .expect("ann")
+        .expect("built at 500 rows");
+    assert_eq!((ann.indexed_rows, ann.unindexed_rows), (500, 0));
+
+    // Against an exact scan of the same table: the same best hits, exact scores.
+    let exact = open(&dir).await.with_ann(AnnPolicy::Off);
+    let mut same_top10 = 0;
+    for probe in records.iter().chain(&more).step_by(25) {
+        let approx = index.nearest(&probe.vector, 10).await.expect("ann search");
+        let truth = exact
+            .nearest(&probe.vector, 10)
+            .await
+            .expect("exact search");
+        assert_eq!(approx.len(), 10);
+        assert_eq!(approx[0].chunk, probe.chunk, "a vector finds itself first");
+        assert!((approx[0].score - 1.0).abs() < 1e-4, "exact self score");
+        for hit in &approx {
+            let distance = cosine_distance(&probe.vector, &vector_of(&records, &more, hit));
+            assert!(
+                (hit.score - (1.0 - distance / 2.0)).abs() < 1e-4,
+                "exact scores"
+            );
+        }
+        same_top10 += approx
+            .iter()
+            .filter(|h| truth.iter().any(|t| t.chunk.id == h.chunk.id))
+            .count();
+    }
+    assert!(same_top10 >= 190, "recall@10 {same_top10}/200");
+
+    // Later rows are scanned until optimize adds them to the index.
+    let late = random_records(20, 500);
+    index.upsert(&late).await.expect("upsert");
+    let ann = index.ann_index().await.expect("ann").expect("index");
+    assert_eq!(ann.unindexed_rows, 20);
+    let hits = index.nearest(&late[3].vector, 1).await.expect("nearest");
+    assert_eq!(hits[0].chunk, late[3].chunk, "unindexed rows are searched");
+    index.optimize().await.expect("optimize");
+    let ann = index.ann_index().await.expect("ann").expect("index");
+    assert_eq!((ann.indexed_rows, ann.unindexed_rows), (520, 0));
+    let hits = index.nearest(&late[3].vector, 1).await.expect("nearest");
+    assert_eq!(hits[0].chunk, late[3].chunk);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ann_off_never_builds_an_index() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await.with_ann(AnnPolicy::Off);
+    index.upsert(&random_records(300, 0)).await.expect("upsert");
+    index.optimize().await.expect("optimize");
+    assert_eq!(index.ann_index().await.expect("ann"), None);
+}
+
+fn vector_of(a: &[EmbeddedChunk], b: &[EmbeddedChunk], hit: &crag_core::ScoredChunk) -> Vec<f32> {
+    a.iter()
+        .chain(b)
+        .find(|r| r.chunk.id == hit.chunk.id)
+        .expect("hit is stored")
+        .vector
+        .clone()
+}
+
+/// `1 - cosine similarity`, LanceDB's cosine distance.
+fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    1.0 - dot / (na * nb)
 }
