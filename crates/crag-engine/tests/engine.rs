@@ -348,14 +348,19 @@ async fn filters_restrict_retrieval_by_source_prefix_and_kind() {
         .is_empty());
 }
 
+/// A fixture that has ingested a directory of two small documents, `a.md` and `b.md`.
+async fn two_documents() -> (tempfile::TempDir, Fixture) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.md"), "alpha bravo charlie").unwrap();
+    std::fs::write(dir.path().join("b.md"), "alpha delta echo").unwrap();
+    let f = fixture();
+    ingest_dir(&f, dir.path()).await;
+    (dir, f)
+}
+
 #[tokio::test]
 async fn deleting_a_document_removes_it_from_both_indexes_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    std::fs::write(root.join("a.md"), "alpha bravo charlie").unwrap();
-    std::fs::write(root.join("b.md"), "alpha delta echo").unwrap();
-    let f = fixture();
-    ingest_dir(&f, root).await;
+    let (_dir, f) = two_documents().await;
     let before = f.engine.stats().await.unwrap();
     assert_eq!(before.documents, 2);
     let docs = f.keywords.documents().await.unwrap();
@@ -385,12 +390,8 @@ async fn deleting_a_document_removes_it_from_both_indexes_only() {
 
 #[tokio::test]
 async fn the_vector_index_is_optimized_after_writes_and_its_failure_loses_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, f) = two_documents().await;
     let root = dir.path();
-    std::fs::write(root.join("a.md"), "alpha bravo charlie").unwrap();
-    std::fs::write(root.join("b.md"), "alpha delta echo").unwrap();
-    let f = fixture();
-    ingest_dir(&f, root).await;
     assert_eq!(f.vectors.optimizations(), 1, "once per ingestion");
 
     // A failing optimization is logged; the ingestion's writes stand.
