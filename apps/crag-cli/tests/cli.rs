@@ -17,13 +17,30 @@ fn fixture_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus")
 }
 
-fn stdout_json(out: &Output) -> serde_json::Value {
+/// The project's small BEIR collection (corpus, queries, qrels).
+fn fixture_beir() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/beir")
+        .to_str()
+        .expect("utf-8 path")
+        .to_owned()
+}
+
+fn assert_success(out: &Output) {
     assert!(
         out.status.success(),
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+fn stdout_json(out: &Output) -> serde_json::Value {
+    assert_success(out);
     serde_json::from_slice(&out.stdout).expect("json on stdout")
+}
+
+fn file_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("json file")).expect("json")
 }
 
 #[test]
@@ -342,8 +359,8 @@ fn a_configured_cross_encoder_reranks_candidates() {
 #[test]
 fn calibrate_writes_a_file_that_eval_loads() {
     let data = tempfile::tempdir().expect("tmp");
-    let dataset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/beir");
-    let dataset = dataset.to_str().expect("utf-8 path");
+    let dataset = fixture_beir();
+    let dataset = dataset.as_str();
     let index = data.path().join("index");
     let index = index.to_str().expect("utf-8 path");
     let calibration = data.path().join("calibration.toml");
@@ -367,11 +384,7 @@ fn calibrate_writes_a_file_that_eval_loads() {
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(stdout.contains("2 answerable / 2 unanswerable"), "{stdout}");
     assert!(stdout.contains("in-sample AUROC: calibrated"), "{stdout}");
     let text = std::fs::read_to_string(&calibration).expect("calibration written");
@@ -408,13 +421,8 @@ fn calibrate_writes_a_file_that_eval_loads() {
             report.to_str().expect("utf-8 path"),
         ],
     );
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    assert_success(&out);
+    let report = file_json(&report);
     let evaluator = &report["evaluator"];
     assert_eq!(evaluator["evaluator"], "calibrated");
     assert_eq!(evaluator["answerable"], 2);
@@ -425,8 +433,8 @@ fn calibrate_writes_a_file_that_eval_loads() {
 #[test]
 fn eval_runs_only_the_chosen_stages_and_writes_trec_runs() {
     let data = tempfile::tempdir().expect("tmp");
-    let dataset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/beir");
-    let dataset = dataset.to_str().expect("utf-8 path");
+    let dataset = fixture_beir();
+    let dataset = dataset.as_str();
     let runs = data.path().join("runs");
     let report = data.path().join("report.json");
     let out = crag(
@@ -445,13 +453,8 @@ fn eval_runs_only_the_chosen_stages_and_writes_trec_runs() {
             report.to_str().expect("utf-8 path"),
         ],
     );
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    assert_success(&out);
+    let report = file_json(&report);
     let stages: Vec<&str> = report["stages"]
         .as_array()
         .expect("stages")

@@ -163,6 +163,14 @@ fn the_example_file_is_valid_and_complete() {
     assert_eq!(example, Config::default(), "the example shows the defaults");
 }
 
+/// The configuration of the calibrated evaluator reading the file at `path`.
+fn calibrated_evaluator(path: &Path) -> String {
+    format!(
+        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
+        path.display().to_string()
+    )
+}
+
 /// A calibration with the right feature names and zero weights: every list scores the bias.
 fn neutral_calibration() -> crag_evaluation::Calibration {
     use crag_evaluation::{
@@ -219,10 +227,7 @@ fn calibrated_evaluator_loads_its_file() {
     assert!(text.contains("Fitted on: nothing (test)"), "{text}");
     assert_eq!(read_calibration(&path).unwrap(), neutral_calibration());
 
-    let config = format!(
-        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
-        path.display().to_string()
-    );
+    let config = calibrated_evaluator(&path);
     let c = Config::parse(&config).unwrap();
     assert_eq!(c.evaluator.kind, EvaluatorKind::Calibrated);
     assert_eq!(c.components().unwrap().evaluator.name(), "calibrated");
@@ -241,10 +246,7 @@ fn calibration_files_with_other_features_are_refused_naming_the_file() {
     let mut calibration = neutral_calibration();
     calibration.query_model.features[0].name = "retired_feature".into();
     write_calibration(&path, &calibration).unwrap();
-    let config = format!(
-        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
-        path.display().to_string()
-    );
+    let config = calibrated_evaluator(&path);
     let err = Config::parse(&config).unwrap().components().unwrap_err();
     let message = format!("{err:#}");
     assert!(message.contains("old-calibration.toml"), "{message}");
@@ -271,10 +273,7 @@ fn the_example_calibration_loads() {
     );
     assert!(calibration.thresholds.incorrect <= calibration.thresholds.correct);
     // Fitted under the default fusion, so the default configuration loads it.
-    let config = format!(
-        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
-        path.display().to_string()
-    );
+    let config = calibrated_evaluator(&path);
     let parts = Config::parse(&config).unwrap().components().unwrap();
     assert_eq!(parts.evaluator.name(), "calibrated");
 }
@@ -318,8 +317,8 @@ fn a_calibration_fitted_under_another_fusion_is_refused() {
     };
     write_calibration(&path, &calibration).unwrap();
     let config = format!(
-        "[retrieval]\nfusion = \"convex\"\n[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
-        path.display().to_string()
+        "[retrieval]\nfusion = \"convex\"\n{}",
+        calibrated_evaluator(&path)
     );
     let err = Config::parse(&config).unwrap().components().unwrap_err();
     let message = format!("{err:#}");

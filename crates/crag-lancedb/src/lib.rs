@@ -179,11 +179,6 @@ impl LanceVectorIndex {
         self
     }
 
-    /// Returns the ANN policy.
-    pub fn ann(&self) -> AnnPolicy {
-        self.ann
-    }
-
     /// Returns the URI of the database holding the table.
     pub fn uri(&self) -> &str {
         &self.uri
