@@ -213,20 +213,27 @@ fn corrective_rag_judges_and_falls_back_to_a_local_searxng() {
         .iter()
         .map(|c| c["kind"].as_str().expect("kind"))
         .collect();
-    assert_eq!(kinds[0], "discard", "{q}");
-    assert!(kinds.contains(&"web_search"), "{q}");
+    assert_eq!(kinds[0], "web_search", "{q}");
+    assert!(!kinds.contains(&"discard"), "nothing is discarded: {q}");
     // The query is all keywords already: nothing to rewrite, the web gets it as asked.
     assert!(!kinds.contains(&"rewrite"), "{q}");
+    // Web results first, then the local results, kept and flagged by the verdict.
     let results = q["results"].as_array().expect("results");
-    assert!(!results.is_empty(), "{q}");
-    for r in results {
-        assert_eq!(r["origin"], "web", "{r}");
+    let web = results.iter().take_while(|r| r["origin"] == "web").count();
+    assert!(web > 0, "{q}");
+    for r in &results[..web] {
         assert_eq!(r["kind"], "web", "{r}");
         assert!(r["source"]
             .as_str()
             .expect("url")
             .starts_with("https://news.example/"));
     }
+    assert_eq!(
+        results.len() - web,
+        q["originalCount"].as_u64().expect("originalCount") as usize,
+        "{q}"
+    );
+    assert!(results[web..].iter().all(|r| r["origin"] == "index"), "{q}");
     let criteria = q["crag"]["criteria"].as_array().expect("criteria");
     assert_eq!(criteria.len(), 4, "{q}");
     assert_eq!(seen.lock().expect("lock").len(), 1);

@@ -11,7 +11,7 @@ mod verdict;
 
 pub use chunk::{Chunk, ChunkId, ChunkKind, Document, DocumentId, Span};
 pub use error::{CoreError, Result};
-pub use query::{ChunkFilter, Query, TopK, MAX_QUERY_BYTES, MAX_TOP_K};
+pub use query::{ChunkFilter, Query, TopK, WeightedTerm, MAX_QUERY_BYTES, MAX_TOP_K};
 pub use scored::{FusedHit, LegHit, ScoredChunk};
 pub use verdict::{
     Correction, CorrectionKind, CriterionScore, EvalDocument, Evaluation, RetrievalSignals, Verdict,

@@ -185,3 +185,13 @@ mod filter_tests {
         assert!(!both.is_empty() && !both.matches(&doc) && !both.matches(&code));
     }
 }
+
+/// An index term with a weight: one clause of a weighted keyword query (pseudo-relevance
+/// feedback). The term is in the keyword index's analysed form.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WeightedTerm {
+    /// The term as the index stores it (analysed: lowercased, stemmed).
+    pub term: String,
+    /// Its weight (the boost of its clause), positive and finite.
+    pub weight: f32,
+}

@@ -1,7 +1,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crag_core::{ChunkFilter, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK};
+use crag_core::{
+    ChunkFilter, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK, WeightedTerm,
+};
 use crag_ports::{Embedder, KeywordIndex, PortResult, VectorIndex};
 
 use crate::chunker::ChunkingConfig;
@@ -69,6 +71,26 @@ pub struct Retrieval {
     /// Lowest vector-leg score among the leg's candidates: an upper bound of the similarity of
     /// any chunk the vector leg did not return (`None` when the leg returned nothing).
     pub vector_floor: Option<f32>,
+    /// The vector the vector leg searched with (`None` when embedding failed).
+    pub query_vector: Option<Vec<f32>>,
+}
+
+/// What the keyword leg searches with.
+#[derive(Debug, Clone, Copy)]
+enum KeywordInput<'a> {
+    /// User text, analysed by the index.
+    Text(&'a str),
+    /// Weighted index terms (pseudo-relevance feedback).
+    Terms(&'a [WeightedTerm]),
+}
+
+/// What the vector leg searches with.
+#[derive(Debug, Clone, Copy)]
+enum VectorInput<'a> {
+    /// User text, embedded first.
+    Text(&'a str),
+    /// A vector already made (pseudo-relevance feedback).
+    Vector(&'a [f32]),
 }
 
 /// What the indexes hold.
@@ -161,6 +183,10 @@ impl Engine {
         self.embedder.as_ref()
     }
 
+    pub(crate) fn keyword_index(&self) -> &dyn KeywordIndex {
+        self.keywords.as_ref()
+    }
+
     pub(crate) fn rrf_k(&self) -> f32 {
         self.config.rrf_k
     }
@@ -201,6 +227,49 @@ impl Engine {
         top_k: TopK,
         filter: &ChunkFilter,
     ) -> Result<Retrieval> {
+        let text = query.as_str();
+        self.retrieve_legs(
+            KeywordInput::Text(text),
+            VectorInput::Text(text),
+            top_k,
+            filter,
+        )
+        .await
+    }
+
+    /// Like [`Engine::retrieve_with`] with an expanded query: weighted index terms for the
+    /// keyword leg and a ready vector for the vector leg (no embedding call).
+    pub(crate) async fn retrieve_expanded(
+        &self,
+        terms: &[WeightedTerm],
+        vector: &[f32],
+        top_k: TopK,
+        filter: &ChunkFilter,
+    ) -> Result<Retrieval> {
+        self.retrieve_legs(
+            KeywordInput::Terms(terms),
+            VectorInput::Vector(vector),
+            top_k,
+            filter,
+        )
+        .await
+    }
+
+    /// The stored embeddings of `ids` (those the vector index holds), in order.
+    pub(crate) async fn stored_vectors(
+        &self,
+        ids: &[crag_core::ChunkId],
+    ) -> Result<Vec<(crag_core::ChunkId, Vec<f32>)>> {
+        Ok(self.vectors.vectors(ids).await?)
+    }
+
+    async fn retrieve_legs(
+        &self,
+        keyword_input: KeywordInput<'_>,
+        vector_input: VectorInput<'_>,
+        top_k: TopK,
+        filter: &ChunkFilter,
+    ) -> Result<Retrieval> {
         let started = Instant::now();
         let mut depth = self.config.leg_depth.max(top_k.get());
         if !filter.is_empty() {
@@ -216,24 +285,32 @@ impl Engine {
         };
         let keyword_leg = async {
             let t = Instant::now();
-            let hits = keep(self.keywords.search(query.as_str(), depth).await);
-            (hits, t.elapsed())
+            let hits = match keyword_input {
+                KeywordInput::Text(text) => self.keywords.search(text, depth).await,
+                KeywordInput::Terms(terms) => self.keywords.search_terms(terms, depth).await,
+            };
+            (keep(hits), t.elapsed())
         };
         let vector_leg = async {
             let t = Instant::now();
-            let embedded = self.embedder.embed(&[query.as_str().to_owned()]).await;
+            let embedded = match vector_input {
+                VectorInput::Text(text) => self
+                    .embedder
+                    .embed(&[text.to_owned()])
+                    .await
+                    .map(|mut v| v.pop()),
+                VectorInput::Vector(v) => Ok(Some(v.to_vec())),
+            };
             let embed_time = t.elapsed();
             let t = Instant::now();
-            let hits: PortResult<Vec<ScoredChunk>> = match embedded {
-                Ok(mut v) => match v.pop() {
-                    Some(vector) => self.vectors.nearest(&vector, depth).await,
-                    None => Ok(Vec::new()),
-                },
-                Err(e) => Err(e),
+            let (hits, used): (PortResult<Vec<ScoredChunk>>, _) = match embedded {
+                Ok(Some(vector)) => (self.vectors.nearest(&vector, depth).await, Some(vector)),
+                Ok(None) => (Ok(Vec::new()), None),
+                Err(e) => (Err(e), None),
             };
-            (keep(hits), embed_time, t.elapsed())
+            (keep(hits), used, embed_time, t.elapsed())
         };
-        let ((keyword, keyword_time), (vector, embed_time, vector_time)) =
+        let ((keyword, keyword_time), (vector, query_vector, embed_time, vector_time)) =
             tokio::join!(keyword_leg, vector_leg);
         let mut warnings = Vec::new();
         let (keyword, vector) = match (keyword, vector) {
@@ -265,6 +342,7 @@ impl Engine {
             },
             warnings,
             vector_floor,
+            query_vector,
         })
     }
 

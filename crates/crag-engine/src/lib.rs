@@ -14,8 +14,8 @@ pub mod sources;
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use crag::{
     Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig, CragMetrics,
-    EvaluationInput, FailMode, HeuristicRelevance, LlmRelevance, QueryOutcome, QueryRequest,
-    QueryTimings, RerankConfig, RerankOutcome,
+    EvaluationInput, ExpansionStrategy, FailMode, HeuristicRelevance, LlmRelevance, QueryOutcome,
+    QueryRequest, QueryTimings, RerankConfig, RerankOutcome, Stage,
 };
 pub use engine::{
     Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings, FILTER_OVERFETCH,

@@ -9,8 +9,8 @@ use crag_core::{
     Query, TopK, Verdict,
 };
 use crag_engine::{
-    ArtifactOrigin, ChunkingConfig, CragComponents, CragConfig, Engine, EngineConfig, FailMode,
-    NoProgress, QueryOutcome, QueryRequest, Scope,
+    ArtifactOrigin, ChunkingConfig, CragComponents, CragConfig, Engine, EngineConfig,
+    ExpansionStrategy, FailMode, NoProgress, QueryOutcome, QueryRequest, Scope,
 };
 use crag_expansion::SynonymTable;
 use crag_ports::fakes::{
@@ -42,7 +42,52 @@ const DOCS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Documents where feedback from the first results finds a third one (uptake.md shares no
+/// word with "bone density").
+const FEEDBACK_DOCS: &[(&str, &str, &str)] = &[
+    ("bones.md", "Bone density", "Bone density falls with age."),
+    (
+        "vitd.md",
+        "Vitamin D",
+        "Vitamin D deficiency lowers bone density and calcium absorption.",
+    ),
+    (
+        "uptake.md",
+        "Calcium",
+        "Calcium absorption needs vitamin D; dairy is rich in calcium.",
+    ),
+    (
+        "rust.md",
+        "Rust ownership",
+        "Rust ownership and borrowing rules make memory safety possible without a collector.",
+    ),
+    (
+        "tea.md",
+        "Green tea",
+        "Green tea is brewed from unoxidised leaves.",
+    ),
+    (
+        "sail.md",
+        "Sailing",
+        "Sailing upwind needs a close-hauled course.",
+    ),
+    (
+        "jazz.md",
+        "Jazz",
+        "Jazz standards are played with improvised solos.",
+    ),
+    (
+        "maps.md",
+        "Maps",
+        "Old maps were drawn from surveys on foot.",
+    ),
+];
+
 async fn engine() -> Engine {
+    engine_of(DOCS).await
+}
+
+async fn engine_of(documents: &[(&str, &str, &str)]) -> Engine {
     let embedder = Arc::new(HashEmbedder::new(64));
     let engine = Engine::new(
         embedder,
@@ -57,7 +102,7 @@ async fn engine() -> Engine {
         },
     )
     .unwrap();
-    let docs = DOCS
+    let docs = documents
         .iter()
         .map(|(id, title, text)| {
             Document::new(
@@ -103,6 +148,35 @@ fn scripted(verdict: Verdict, scores: Vec<f32>) -> Arc<FnEvaluator> {
             Ok(evaluation(verdict, 0.6, ds))
         },
     ))
+}
+
+/// Like [`scripted`], but each evaluation scores 0.1 above the one before (0.5, 0.6, ...):
+/// a corrected list always judges better than the list it corrects.
+fn rising(verdict: Verdict, scores: Vec<f32>) -> Arc<FnEvaluator> {
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    Arc::new(FnEvaluator::new(
+        "rising",
+        move |_q, docs: &[EvalDocument]| {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let ds = (0..docs.len())
+                .map(|i| Some(scores.get(i).copied().unwrap_or(0.9)))
+                .collect();
+            Ok(evaluation(verdict, 0.5 + 0.1 * n as f32, ds))
+        },
+    ))
+}
+
+fn ids(o: &QueryOutcome) -> Vec<String> {
+    o.artifacts.iter().map(|a| a.chunk.id.to_string()).collect()
+}
+
+async fn plain(e: &Engine, q: &str, k: usize) -> QueryOutcome {
+    e.query(&QueryRequest {
+        use_crag: false,
+        ..request(q, k)
+    })
+    .await
+    .unwrap()
 }
 
 fn web_results() -> Vec<WebResult> {
@@ -158,18 +232,15 @@ async fn correct_verdict_takes_the_fast_path() {
 async fn ambiguous_drops_documents_below_the_filter_threshold_and_expands() {
     // Chunk 1 scores 0.3 < 0.4: dropped; the others stay.
     let e = with(
-        scripted(Verdict::Ambiguous, vec![0.3, 0.5, 0.8, 0.45]),
+        rising(Verdict::Ambiguous, vec![0.3, 0.5, 0.8, 0.45]),
         None,
-        CragConfig::default(),
+        CragConfig {
+            expansion: ExpansionStrategy::Synonyms,
+            ..CragConfig::default()
+        },
     )
     .await;
-    let plain = e
-        .query(&QueryRequest {
-            use_crag: false,
-            ..request("explain code review", 4)
-        })
-        .await
-        .unwrap();
+    let plain = plain(&e, "explain code review", 4).await;
     let first = plain.artifacts[0].chunk.id.clone();
     let o = e.query(&request("explain code review", 4)).await.unwrap();
     assert_eq!(o.verdict(), Some(Verdict::Ambiguous));
@@ -194,6 +265,12 @@ async fn ambiguous_drops_documents_below_the_filter_threshold_and_expands() {
         expand.queries[0].contains("describe"),
         "{:?}",
         expand.queries
+    );
+    // The expanded list was judged again and kept because it scored higher: both scores.
+    assert!(
+        expand.reason.contains("judged 0.600 against 0.500"),
+        "{}",
+        expand.reason
     );
     // No web provider: no web search even though few documents remain.
     assert!(!o.web_search_used);
@@ -230,7 +307,7 @@ async fn ambiguous_with_few_good_documents_searches_the_web() {
 }
 
 #[tokio::test]
-async fn incorrect_discards_rewrites_and_falls_back_to_the_web() {
+async fn incorrect_rewrites_searches_the_web_and_keeps_the_local_results() {
     let web = Arc::new(StaticWebSearch::new(web_results()));
     let e = with(
         scripted(Verdict::Incorrect, vec![0.05; 4]),
@@ -238,31 +315,90 @@ async fn incorrect_discards_rewrites_and_falls_back_to_the_web() {
         CragConfig::default(),
     )
     .await;
-    let o = e
-        .query(&request("What are the latest SpaceX launch updates?", 4))
-        .await
-        .unwrap();
+    let q = "What are the latest SpaceX launch updates?";
+    let local = ids(&plain(&e, q, 4).await);
+    let o = e.query(&request(q, 4)).await.unwrap();
     assert_eq!(o.verdict(), Some(Verdict::Incorrect));
     assert!(o.web_search_used);
     assert_eq!(o.correction_strategy(), "web_search");
     let k = kinds(&o);
-    assert_eq!(k[0], CorrectionKind::Discard);
-    assert!(k.contains(&CorrectionKind::Rewrite));
+    assert_eq!(k[0], CorrectionKind::Rewrite);
+    assert!(!k.contains(&CorrectionKind::Discard), "{k:?}");
     // The web is searched with the keyword rewrite, not the question.
     let searched = web.queries();
     assert_eq!(searched.len(), 1);
     assert!(!searched[0].contains("What"), "{searched:?}");
     assert!(searched[0].contains("SpaceX launch"), "{searched:?}");
-    assert!(!o.artifacts.is_empty());
-    assert!(o.artifacts.len() <= 5, "web results are limited to 5");
-    assert!(o
+    // Web results first (at most 5), then every local result, flagged by the verdict.
+    let web_count = o
         .artifacts
         .iter()
-        .all(|a| a.origin == ArtifactOrigin::Web && a.chunk.kind == ChunkKind::Web));
+        .take_while(|a| a.origin == ArtifactOrigin::Web && a.chunk.kind == ChunkKind::Web)
+        .count();
+    assert!((1..=5).contains(&web_count), "{web_count}");
     assert!(o.artifacts[0]
         .chunk
         .source
         .starts_with("https://news.example/"));
+    let rest: Vec<String> = o.artifacts[web_count..]
+        .iter()
+        .map(|a| a.chunk.id.to_string())
+        .collect();
+    assert_eq!(rest, local);
+}
+
+#[tokio::test]
+async fn incorrect_without_web_search_returns_the_original_results() {
+    let e = with(
+        scripted(Verdict::Incorrect, vec![0.05; 4]),
+        None,
+        CragConfig::default(),
+    )
+    .await;
+    let q = "What are the latest SpaceX launch updates?";
+    let local = ids(&plain(&e, q, 4).await);
+    assert!(!local.is_empty());
+    let o = e.query(&request(q, 4)).await.unwrap();
+    assert_eq!(o.verdict(), Some(Verdict::Incorrect));
+    assert!(!o.web_search_used);
+    // The rewrite's retrieval did not judge better (the scripted score is constant): the
+    // original list comes back whole, never an empty one.
+    assert_eq!(ids(&o), local);
+    assert_eq!(o.correction_strategy(), "none", "{:?}", o.corrections);
+    let note = &o.corrections[0];
+    assert_eq!(note.kind, CorrectionKind::Keep);
+    assert!(
+        note.reason.contains("did not judge better"),
+        "{}",
+        note.reason
+    );
+    assert!(!note.queries.is_empty(), "the rewritten query is reported");
+}
+
+#[tokio::test]
+async fn incorrect_fuses_a_rewrite_that_judges_better_with_the_original() {
+    let e = with(
+        rising(Verdict::Incorrect, vec![0.05; 4]),
+        None,
+        CragConfig::default(),
+    )
+    .await;
+    let q = "What do we know about Rust ownership and vitamin D?";
+    let local = ids(&plain(&e, q, 3).await);
+    let o = e.query(&request(q, 3)).await.unwrap();
+    let rewrite = o
+        .corrections
+        .iter()
+        .find(|c| c.kind == CorrectionKind::Rewrite)
+        .expect("a rewrite correction");
+    assert!(
+        rewrite.reason.contains("fused by rank"),
+        "{}",
+        rewrite.reason
+    );
+    assert!(rewrite.reason.contains("against"), "{}", rewrite.reason);
+    // Fused, not substituted: the original's best result is still there.
+    assert!(ids(&o).contains(&local[0]), "{:?} vs {local:?}", ids(&o));
 }
 
 #[tokio::test]
@@ -484,17 +620,23 @@ async fn metrics_count_decisions_and_corrections() {
 
 #[tokio::test]
 async fn custom_synonyms_drive_expansion() {
-    let mut parts = CragComponents::heuristic(CragConfig::default()).unwrap();
-    parts.evaluator = scripted(Verdict::Ambiguous, vec![]);
+    let mut parts = CragComponents::heuristic(CragConfig {
+        expansion: ExpansionStrategy::Synonyms,
+        ..CragConfig::default()
+    })
+    .unwrap();
+    parts.evaluator = rising(Verdict::Ambiguous, vec![]);
     parts.synonyms =
         SynonymTable::from_json(r#"{"ownership": ["borrowing", "lifetimes", "moves"]}"#).unwrap();
     let e = engine().await.with_crag(parts).unwrap();
     let o = e.query(&request("rust ownership", 3)).await.unwrap();
+    // Expand when the synonyms found something new, else a note that nothing new was found:
+    // either way the expanded query is reported.
     let expand = o
         .corrections
         .iter()
-        .find(|c| c.kind == CorrectionKind::Expand)
-        .unwrap();
+        .find(|c| c.reason.contains("with synonyms"))
+        .unwrap_or_else(|| panic!("{:?}", o.corrections));
     let q = &expand.queries[0];
     assert!(q.contains("borrowing") && q.contains("lifetimes"), "{q}");
     assert!(!q.contains("moves"), "at most 2 synonyms per term: {q}");
@@ -728,4 +870,229 @@ mod rerank {
         let err = e.query(&request(LONG, 2)).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Unavailable);
     }
+}
+
+#[tokio::test]
+async fn the_ambiguous_filter_never_empties_the_list() {
+    let e = with(
+        scripted(Verdict::Ambiguous, vec![0.1; 4]),
+        None,
+        CragConfig::default(),
+    )
+    .await;
+    let local = ids(&plain(&e, "code review", 3).await);
+    let o = e.query(&request("code review", 3)).await.unwrap();
+    assert_eq!(ids(&o), local);
+    assert!(!kinds(&o).contains(&CorrectionKind::Discard));
+}
+
+#[tokio::test]
+async fn unjudged_documents_are_kept_but_do_not_count_as_good() {
+    // An LLM judge reads only the top documents: here only the first is scored.
+    let evaluator = Arc::new(FnEvaluator::new("top-one", |_q, docs: &[EvalDocument]| {
+        let mut ds = vec![None; docs.len()];
+        if let Some(first) = ds.first_mut() {
+            *first = Some(0.9);
+        }
+        Ok(evaluation(Verdict::Ambiguous, 0.6, ds))
+    }));
+    let web = Arc::new(StaticWebSearch::new(web_results()));
+    let e = with(evaluator, Some(web.clone()), CragConfig::default()).await;
+    let local = ids(&plain(&e, "code review defects", 4).await);
+    let o = e.query(&request("code review defects", 4)).await.unwrap();
+    // Nothing unjudged is dropped ...
+    for id in &local {
+        assert!(ids(&o).contains(id), "{id} kept");
+    }
+    // ... but one judged-good document is fewer than 3: the web is searched.
+    assert_eq!(web.queries().len(), 1);
+    assert!(o.web_search_used);
+}
+
+/// Feedback with most of the weight on the feedback terms and two feedback documents, so
+/// that documents of one line each move the retrieval.
+fn feedback_config() -> CragConfig {
+    let mut c = CragConfig::default();
+    c.prf.original_weight = 0.2;
+    c.prf.feedback_docs = 2;
+    c
+}
+
+async fn feedback_engine(evaluator: Arc<dyn RelevanceEvaluator>, config: CragConfig) -> Engine {
+    let mut parts = CragComponents::heuristic(config).unwrap();
+    parts.evaluator = evaluator;
+    engine_of(FEEDBACK_DOCS).await.with_crag(parts).unwrap()
+}
+
+#[tokio::test]
+async fn pseudo_relevance_feedback_refills_what_the_filter_dropped() {
+    // The third result scores 0.1 and is dropped; feedback from the two kept documents
+    // finds uptake.md, which shares no word with the query.
+    let e = feedback_engine(
+        rising(Verdict::Ambiguous, vec![0.9, 0.9, 0.1]),
+        feedback_config(),
+    )
+    .await;
+    let local = ids(&plain(&e, "bone density", 3).await);
+    assert!(!local.iter().any(|id| id.starts_with("uptake.md")));
+    let o = e.query(&request("bone density", 3)).await.unwrap();
+    let expand = o
+        .corrections
+        .iter()
+        .find(|c| c.kind == CorrectionKind::Expand)
+        .unwrap_or_else(|| panic!("an expand correction: {:?}", o.corrections));
+    assert!(
+        expand
+            .reason
+            .contains("pseudo-relevance feedback from 2 documents"),
+        "{}",
+        expand.reason
+    );
+    // The weighted terms: the query's own first, then the feedback terms.
+    let q = &expand.queries[0];
+    assert!(q.starts_with("bone^") || q.starts_with("density^"), "{q}");
+    assert!(q.contains("calcium^"), "{q}");
+    assert_eq!(
+        ids(&o),
+        [local[0].clone(), local[1].clone(), "uptake.md#0".to_owned()]
+    );
+}
+
+#[tokio::test]
+async fn an_expansion_that_does_not_judge_better_is_not_kept() {
+    let e = feedback_engine(
+        scripted(Verdict::Ambiguous, vec![0.9, 0.9, 0.1]),
+        feedback_config(),
+    )
+    .await;
+    let local = ids(&plain(&e, "bone density", 3).await);
+    let o = e.query(&request("bone density", 3)).await.unwrap();
+    assert_eq!(ids(&o), local[..2], "filtered, not expanded");
+    assert!(!kinds(&o).contains(&CorrectionKind::Expand));
+    let note = o
+        .corrections
+        .iter()
+        .find(|c| c.reason.contains("did not judge better"))
+        .unwrap_or_else(|| panic!("{:?}", o.corrections));
+    assert_eq!(note.kind, CorrectionKind::Keep);
+    assert!(
+        note.reason.contains("judged 0.600 against 0.600"),
+        "{}",
+        note.reason
+    );
+    // Without re-evaluation the fused list is taken as it is.
+    let e = feedback_engine(
+        scripted(Verdict::Ambiguous, vec![0.9, 0.9, 0.1]),
+        CragConfig {
+            reevaluate_corrections: false,
+            ..feedback_config()
+        },
+    )
+    .await;
+    let o = e.query(&request("bone density", 3)).await.unwrap();
+    assert!(
+        kinds(&o).contains(&CorrectionKind::Expand),
+        "{:?}",
+        o.corrections
+    );
+    assert_eq!(o.artifacts.len(), 3);
+}
+
+#[tokio::test]
+async fn a_multi_step_question_retrieves_each_part_and_fuses_them() {
+    let e = with(
+        scripted(Verdict::Correct, vec![]),
+        None,
+        CragConfig::default(),
+    )
+    .await;
+    let o = e
+        .query(&request(
+            "compare Rust ownership and Python async patterns",
+            4,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        o.route.route,
+        crag_routing::Route::MultiStep,
+        "{}",
+        o.route.reason
+    );
+    assert!(o.route.sub_queries.len() >= 2, "{:?}", o.route.sub_queries);
+    let docs: Vec<&str> = o
+        .artifacts
+        .iter()
+        .map(|a| a.chunk.document_id.as_str())
+        .collect();
+    assert!(
+        docs.contains(&"rust.md") && docs.contains(&"async.md"),
+        "{docs:?}"
+    );
+    let mut unique = docs.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), docs.len(), "fused without duplicates");
+}
+
+#[tokio::test]
+async fn the_corrections_counter_counts_only_corrections_made() {
+    // Constant scores: the expansion is judged no better and is not kept; nothing is
+    // dropped (every score is above the threshold); refinement is off for this test.
+    let e = with(
+        scripted(Verdict::Ambiguous, vec![0.9; 4]),
+        None,
+        CragConfig {
+            refine_ambiguous: false,
+            ..CragConfig::default()
+        },
+    )
+    .await;
+    e.query(&request("bone density", 3)).await.unwrap();
+    let text = e.metrics().render().unwrap();
+    assert!(
+        !text.contains("crag_corrections_total{"),
+        "no correction was made: {text}"
+    );
+    assert!(text.contains("crag_decisions_total{category=\"ambiguous\"} 1"));
+}
+
+#[tokio::test]
+async fn only_the_judged_depth_is_judged_and_deeper_results_follow() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let evaluator = Arc::new(FnEvaluator::new(
+        "depth",
+        move |_q, docs: &[EvalDocument]| {
+            record.lock().unwrap().push(docs.len());
+            // The second judged document is dropped by the filter.
+            let ds = (0..docs.len())
+                .map(|i| Some(if i == 1 { 0.1 } else { 0.9 }))
+                .collect();
+            Ok(evaluation(Verdict::Ambiguous, 0.6, ds))
+        },
+    ));
+    let e = with(
+        evaluator,
+        None,
+        CragConfig {
+            judge_depth: 2,
+            expansion_enabled: false,
+            ..CragConfig::default()
+        },
+    )
+    .await;
+    let local = ids(&plain(&e, "code review", 4).await);
+    assert_eq!(local.len(), 4);
+    let o = e.query(&request("code review", 4)).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![2],
+        "the evaluator saw the top 2 only"
+    );
+    assert_eq!(
+        ids(&o),
+        [local[0].clone(), local[2].clone(), local[3].clone()],
+        "the judged head, filtered, then the unjudged tail"
+    );
 }

@@ -33,13 +33,30 @@ pub fn fuse_ranked<T: Clone, K: Eq + Hash>(
     key: impl Fn(&T) -> K,
     k: f32,
 ) -> Vec<Fused<T>> {
+    fuse_weighted(lists, &vec![1.0; lists.len()], key, k)
+}
+
+/// Weighted reciprocal rank fusion: like [`fuse_ranked`], with list `i` contributing
+/// `weights[i] / (k + rank)`. Lists without a weight, or with a negative or non-finite one,
+/// weigh 0 (their items still appear, after every weighted item, in order of appearance).
+pub fn fuse_weighted<T: Clone, K: Eq + Hash>(
+    lists: &[Vec<T>],
+    weights: &[f32],
+    key: impl Fn(&T) -> K,
+    k: f32,
+) -> Vec<Fused<T>> {
     let k = if k.is_finite() && k > 0.0 { k } else { 0.0 };
     let mut out: Vec<Fused<T>> = Vec::new();
     let mut index: HashMap<K, (usize, usize)> = HashMap::new();
     for (list_no, list) in lists.iter().enumerate() {
         for (i, item) in list.iter().enumerate() {
             let rank = i + 1;
-            let contribution = 1.0 / (k + rank as f32);
+            let weight = weights
+                .get(list_no)
+                .copied()
+                .filter(|w| w.is_finite() && *w > 0.0)
+                .unwrap_or(0.0);
+            let contribution = weight / (k + rank as f32);
             match index.entry(key(item)) {
                 Entry::Occupied(mut seen) => {
                     let (at, last_list) = seen.get_mut();
@@ -74,6 +91,17 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn a_lighter_list_never_outranks_the_heavier_one_at_the_same_rank() {
+        let original = vec![(1u8, 0u8), (2, 0), (3, 0)];
+        let expanded = vec![(9u8, 0u8), (3, 0), (8, 0)];
+        let fused = fuse_weighted(&[original, expanded], &[1.0, 0.5], |x| x.0, 60.0);
+        let order = ids(&fused);
+        assert_eq!(order[0], 3, "in both lists");
+        assert!(order.iter().position(|&i| i == 1) < order.iter().position(|&i| i == 9));
+        assert_eq!(order.len(), 5, "de-duplicated");
+    }
 
     fn ids(fused: &[Fused<(u8, u8)>]) -> Vec<u8> {
         fused.iter().map(|f| f.item.0).collect()

@@ -10,6 +10,8 @@
 //!   rewrite of an incorrect verdict (seed 001: `refine` / `web_search` corrections).
 //! - [`fuse_ranked`] merges the original and the expanded (or sub-query) rankings by
 //!   reciprocal rank fusion ([`DEFAULT_RRF_K`] = 60), de-duplicated, original first.
+//! - [`rm3`] and [`rocchio`] are pseudo-relevance feedback for the keyword and vector legs
+//!   ([`PrfConfig`]: 5 feedback documents, 10 terms, query weight 0.8, Rocchio 0.5).
 //! - [`pack_to_budget`] keeps results in order within a token budget
 //!   ([`DEFAULT_TOKEN_BUDGET`] = 8000), skipping what does not fit, like seed 000's
 //!   `_merge_artifacts`; [`estimate_tokens`] is the seed's words × 1.3 estimate.
@@ -26,6 +28,7 @@ mod budget;
 mod error;
 mod expander;
 mod fusion;
+mod prf;
 mod refine;
 mod rewrite;
 mod strips;
@@ -35,7 +38,8 @@ mod text;
 pub use budget::{estimate_tokens, pack_to_budget, Packed, DEFAULT_TOKEN_BUDGET};
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
-pub use fusion::{fuse_ranked, Fused, DEFAULT_RRF_K};
+pub use fusion::{fuse_ranked, fuse_weighted, Fused, DEFAULT_RRF_K};
+pub use prf::{rm3, rocchio, PrfConfig};
 pub use refine::{lexical_score, refine, RefineConfig, ScoredStrip};
 pub use rewrite::rewrite_keywords;
 pub use strips::{split_strips, Strip};

@@ -10,6 +10,7 @@
 
 mod error;
 mod schema;
+mod vectors;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use async_trait::async_trait;
-use crag_core::{DocumentId, ScoredChunk};
+use crag_core::{ChunkId, DocumentId, ScoredChunk};
 use crag_ports::{EmbeddedChunk, PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
 use lancedb::index::vector::IvfHnswSqIndexBuilder;
@@ -471,6 +472,10 @@ impl VectorIndex for LanceVectorIndex {
             }
             limit = limit.saturating_mul(2);
         }
+    }
+
+    async fn vectors(&self, ids: &[ChunkId]) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {
+        self.read_vectors(ids).await
     }
 
     async fn count(&self) -> PortResult<usize> {

@@ -246,6 +246,24 @@ where
     not_null(array.is_valid(row).then(|| value(array, row)), name)
 }
 
+/// Reads the chunk ids and stored vectors of a batch of `chunk_id` and `vector` columns.
+pub(crate) fn read_vectors(batch: &RecordBatch) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {
+    let chunk_ids = Strings::of(batch, CHUNK_ID)?;
+    let vectors = column::<FixedSizeListArray>(batch, VECTOR)?;
+    (0..batch.num_rows())
+        .map(|row| {
+            let id = not_null(chunk_ids.get(row), CHUNK_ID)?;
+            let id = ChunkId::new(id).map_err(|e| corrupt(format!("bad chunk id: {e}")))?;
+            let values = vectors.value(row);
+            let floats = values
+                .as_any()
+                .downcast_ref::<Float32Array>()
+                .ok_or_else(|| corrupt(format!("column `{VECTOR}` is not of f32")))?;
+            Ok((id, floats.values().to_vec()))
+        })
+        .collect()
+}
+
 /// Reads the chunks and cosine distances of a vector search result batch.
 pub(crate) fn read_rows(batch: &RecordBatch) -> PortResult<Vec<(Chunk, f32)>> {
     let chunk_ids = Strings::of(batch, CHUNK_ID)?;

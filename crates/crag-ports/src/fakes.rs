@@ -60,26 +60,25 @@ impl KeywordIndex for InMemoryKeywordIndex {
     }
 
     async fn search(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
-        let terms: Vec<String> = words(query).map(|(_, w)| w).collect();
-        let map = lock(&self.chunks);
-        let mut hits: Vec<ScoredChunk> = map
-            .values()
-            .filter_map(|chunk| {
-                let text = format!("{} {}", chunk.title, chunk.text);
-                let score = words(&text).filter(|(_, w)| terms.contains(w)).count();
-                (score > 0).then(|| ScoredChunk {
-                    chunk: chunk.clone(),
-                    score: score as f32,
-                })
-            })
+        let terms: Vec<(String, f32)> = words(query).map(|(_, w)| (w, 1.0)).collect();
+        Ok(self.scored(&terms, k))
+    }
+
+    fn analyze(&self, text: &str) -> Vec<String> {
+        words(text).map(|(_, w)| w).collect()
+    }
+
+    async fn search_terms(
+        &self,
+        terms: &[crag_core::WeightedTerm],
+        k: usize,
+    ) -> PortResult<Vec<ScoredChunk>> {
+        let terms: Vec<(String, f32)> = terms
+            .iter()
+            .filter(|t| t.weight.is_finite() && t.weight > 0.0)
+            .map(|t| (t.term.to_lowercase(), t.weight))
             .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(a.chunk.id.cmp(&b.chunk.id))
-        });
-        hits.truncate(k);
-        Ok(hits)
+        Ok(self.scored(&terms, k))
     }
 
     async fn count(&self) -> PortResult<usize> {
@@ -98,6 +97,33 @@ impl KeywordIndex for InMemoryKeywordIndex {
                 .chunks += 1;
         }
         Ok(docs.into_values().collect())
+    }
+}
+
+impl InMemoryKeywordIndex {
+    /// Scores every chunk by the weighted count of its words among `terms`; best `k` first.
+    fn scored(&self, terms: &[(String, f32)], k: usize) -> Vec<ScoredChunk> {
+        let map = lock(&self.chunks);
+        let mut hits: Vec<ScoredChunk> = map
+            .values()
+            .filter_map(|chunk| {
+                let text = format!("{} {}", chunk.title, chunk.text);
+                let score: f32 = words(&text)
+                    .filter_map(|(_, w)| terms.iter().find(|(t, _)| *t == w).map(|(_, x)| x))
+                    .sum();
+                (score > 0.0).then(|| ScoredChunk {
+                    chunk: chunk.clone(),
+                    score,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.chunk.id.cmp(&b.chunk.id))
+        });
+        hits.truncate(k);
+        hits
     }
 }
 
@@ -194,6 +220,17 @@ impl VectorIndex for InMemoryVectorIndex {
         });
         hits.truncate(k);
         Ok(hits)
+    }
+
+    async fn vectors(
+        &self,
+        ids: &[crag_core::ChunkId],
+    ) -> PortResult<Vec<(crag_core::ChunkId, Vec<f32>)>> {
+        let map = lock(&self.records);
+        Ok(ids
+            .iter()
+            .filter_map(|id| map.get(id.as_str()).map(|r| (id.clone(), r.vector.clone())))
+            .collect())
     }
 
     async fn count(&self) -> PortResult<usize> {

@@ -1,7 +1,7 @@
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use crag_core::{Chunk, DocumentId, ScoredChunk};
+use crag_core::{Chunk, DocumentId, ScoredChunk, WeightedTerm};
 
 use crate::PortResult;
 
@@ -30,6 +30,17 @@ pub trait KeywordIndex: Debug + Send + Sync + 'static {
     /// Any text is valid: syntax characters are taken literally; a query with no searchable
     /// term yields an empty list, never an error.
     async fn search(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>>;
+
+    /// The index terms of `text` as this index analyses it (tokenised, normalised, stemmed,
+    /// stop words removed), in order, duplicates kept: the terms
+    /// [`KeywordIndex::search_terms`] takes.
+    fn analyze(&self, text: &str) -> Vec<String>;
+
+    /// Returns the best `k` chunks for a weighted query of index terms (already analysed, as
+    /// the index stores them), best first: each term scores as in [`KeywordIndex::search`],
+    /// multiplied by its weight. Terms the index does not hold, or with a weight that is not
+    /// positive and finite, add nothing; no usable term gives an empty list.
+    async fn search_terms(&self, terms: &[WeightedTerm], k: usize) -> PortResult<Vec<ScoredChunk>>;
 
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;

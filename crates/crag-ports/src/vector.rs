@@ -1,7 +1,7 @@
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use crag_core::{Chunk, DocumentId, ScoredChunk};
+use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk};
 
 use crate::PortResult;
 
@@ -32,6 +32,11 @@ pub trait VectorIndex: Debug + Send + Sync + 'static {
 
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;
+
+    /// Returns the stored embeddings of the given chunks, in the order asked; ids not stored
+    /// are left out (no error). Used to move a query towards its feedback documents without
+    /// embedding them again.
+    async fn vectors(&self, ids: &[ChunkId]) -> PortResult<Vec<(ChunkId, Vec<f32>)>>;
 
     /// Tidies storage after writes so that searches stay fast: an index whose every write
     /// leaves a file of its own merges them, applies pending deletions and drops superseded

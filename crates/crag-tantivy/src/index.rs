@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use crag_core::{ChunkId, DocumentId, ScoredChunk};
+use crag_core::{ChunkId, DocumentId, ScoredChunk, WeightedTerm};
 use crag_ports::{DocumentEntry, ErrorKind, KeywordIndex, PortError, PortResult};
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::BooleanQuery;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
@@ -142,22 +143,49 @@ impl Inner {
     }
 
     fn search(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
-        const MESSAGE: &str = "failed to search keyword index";
         let terms = self.fields.query_terms(&self.analyzer, query);
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.run_query(&BooleanQuery::new_multiterms_query(terms), k)
+    }
+
+    /// A weighted query of index terms: each term searched in title and body, its BM25
+    /// score multiplied by its weight.
+    fn search_terms(&self, terms: &[WeightedTerm], k: usize) -> PortResult<Vec<ScoredChunk>> {
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .filter(|t| t.weight.is_finite() && t.weight > 0.0 && !t.term.is_empty())
+            .flat_map(|t| {
+                self.fields.field_terms(&t.term).map(|term| {
+                    let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                    let boosted: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(q), t.weight));
+                    (Occur::Should, boosted)
+                })
+            })
+            .collect();
+        if clauses.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.run_query(&BooleanQuery::new(clauses), k)
+    }
+
+    /// The best `k` chunks for `query`, ties broken by chunk id.
+    fn run_query(&self, query: &dyn Query, k: usize) -> PortResult<Vec<ScoredChunk>> {
+        const MESSAGE: &str = "failed to search keyword index";
         let searcher = self.reader.searcher();
         let live = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
         let k = k.min(live);
-        if terms.is_empty() || k == 0 {
+        if k == 0 {
             return Ok(Vec::new());
         }
-        let query = BooleanQuery::new_multiterms_query(terms);
 
         // Fetch past the k-th hit until the hits tied with it are all in, so that ties are
         // broken by chunk id rather than by where Tantivy stored the documents.
         let mut limit = k.saturating_add(1).min(live);
         let mut hits = loop {
             let hits = searcher
-                .search(&query, &TopDocs::with_limit(limit).order_by_score())
+                .search(query, &TopDocs::with_limit(limit).order_by_score())
                 .map_err(port_error(MESSAGE))?;
             let tied_past_cut = limit < live
                 && hits.len() == limit
@@ -284,6 +312,24 @@ impl KeywordIndex for TantivyKeywordIndex {
         }
         let query = query.to_owned();
         self.blocking(move |inner| inner.search(&query, k)).await
+    }
+
+    fn analyze(&self, text: &str) -> Vec<String> {
+        let mut analyzer = self.inner.analyzer.clone();
+        let mut out = Vec::new();
+        analyzer.token_stream(text).process(&mut |token| {
+            out.push(token.text.clone());
+        });
+        out
+    }
+
+    async fn search_terms(&self, terms: &[WeightedTerm], k: usize) -> PortResult<Vec<ScoredChunk>> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let terms = terms.to_vec();
+        self.blocking(move |inner| inner.search_terms(&terms, k))
+            .await
     }
 
     async fn count(&self) -> PortResult<usize> {

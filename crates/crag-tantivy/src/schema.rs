@@ -96,13 +96,16 @@ impl Fields {
         });
         words
             .iter()
-            .flat_map(|word| {
-                [
-                    Term::from_field_text(self.title, word),
-                    Term::from_field_text(self.body, word),
-                ]
-            })
+            .flat_map(|word| self.field_terms(word))
             .collect()
+    }
+
+    /// An analysed word as a term of the title and of the body.
+    pub(crate) fn field_terms(&self, word: &str) -> [Term; 2] {
+        [
+            Term::from_field_text(self.title, word),
+            Term::from_field_text(self.body, word),
+        ]
     }
 
     /// Converts a chunk into the document stored for it.

@@ -179,6 +179,56 @@ pub struct QueryTimings {
     pub total: Duration,
 }
 
+/// A stage of a query whose time is recorded in [`QueryTimings`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Routing.
+    Route,
+    /// The first retrieval.
+    Retrieve,
+    /// Cross-encoder reranking.
+    Rerank,
+    /// Relevance evaluation.
+    Evaluate,
+    /// Query expansion and its retrieval.
+    Expand,
+    /// Query rewriting and its retrieval.
+    Rewrite,
+    /// Web search.
+    WebSearch,
+    /// Knowledge refinement.
+    Refine,
+    /// Token counting and packing.
+    Pack,
+}
+
+impl QueryTimings {
+    /// Adds `elapsed` to `stage`'s time (stages may run several times: evaluation rounds).
+    pub fn add(&mut self, stage: Stage, elapsed: Duration) {
+        *self.slot(stage) += elapsed;
+    }
+
+    /// The time spent in `stage`.
+    pub fn get(&self, stage: Stage) -> Duration {
+        let mut copy = *self;
+        *copy.slot(stage)
+    }
+
+    fn slot(&mut self, stage: Stage) -> &mut Duration {
+        match stage {
+            Stage::Route => &mut self.route,
+            Stage::Retrieve => &mut self.retrieve,
+            Stage::Rerank => &mut self.rerank,
+            Stage::Evaluate => &mut self.evaluate,
+            Stage::Expand => &mut self.expand,
+            Stage::Rewrite => &mut self.rewrite,
+            Stage::WebSearch => &mut self.web_search,
+            Stage::Refine => &mut self.refine,
+            Stage::Pack => &mut self.pack,
+        }
+    }
+}
+
 /// What a query returns: the context and how it was judged and corrected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryOutcome {

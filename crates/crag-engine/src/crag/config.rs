@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use crag_expansion::RefineConfig;
+use crag_expansion::{PrfConfig, RefineConfig};
 use crag_routing::RouterConfig;
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +18,17 @@ pub enum FailMode {
     Closed,
 }
 
+/// How an ambiguous query is expanded before it is retrieved again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpansionStrategy {
+    /// Pseudo-relevance feedback: RM3 terms for the keyword leg, Rocchio for the vector leg.
+    #[default]
+    Prf,
+    /// Synonyms from the synonym table (seed 000).
+    Synonyms,
+}
+
 /// Tunables of Corrective RAG; defaults from the seeds (see `docs/crag.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -26,7 +37,13 @@ pub struct CragConfig {
     pub routing_enabled: bool,
     /// Query router rules.
     pub router: RouterConfig,
-    /// On an ambiguous verdict, documents scored below this are dropped (seed 001: 0.4).
+    /// The evaluator judges the first this many results and the corrections work on them;
+    /// deeper results (a `top_k` above this) follow unchanged, de-duplicated.
+    pub judge_depth: usize,
+    /// On an ambiguous verdict, drop the documents scored below the threshold.
+    pub ambiguous_filter_enabled: bool,
+    /// On an ambiguous verdict, documents scored below this are dropped (seed 001: 0.4); the
+    /// documents scored at least this count towards `min_results_before_web_search`.
     pub ambiguous_filter_threshold: f32,
     /// Web search runs on an ambiguous verdict when fewer documents than this remain (seed 001: 3).
     pub min_results_before_web_search: usize,
@@ -46,8 +63,19 @@ pub struct CragConfig {
     pub evaluator_timeout: Duration,
     /// Tokens of context returned at most, counted with the embedder's tokenizer (seed 000: 8000).
     pub token_budget: usize,
-    /// Expand ambiguous queries with synonyms.
+    /// Expand ambiguous queries and retrieve again.
     pub expansion_enabled: bool,
+    /// How queries are expanded.
+    pub expansion: ExpansionStrategy,
+    /// Pseudo-relevance feedback parameters.
+    pub prf: PrfConfig,
+    /// Weight of a further retrieval (expanded or rewritten query) when it is fused with the
+    /// current list by RRF; the current list weighs 1.
+    pub further_retrieval_weight: f32,
+    /// Judge a corrected list again and keep it only if it scores above the list it corrects.
+    pub reevaluate_corrections: bool,
+    /// On an incorrect verdict, rewrite the query and retrieve it again.
+    pub rewrite_enabled: bool,
     /// Synonyms added per query term (seed 000: 2).
     pub max_synonyms_per_term: usize,
     /// Refine results of a correct verdict to their relevant strips (off: keep them whole).
@@ -69,6 +97,8 @@ impl Default for CragConfig {
         Self {
             routing_enabled: true,
             router: RouterConfig::default(),
+            judge_depth: 10,
+            ambiguous_filter_enabled: true,
             ambiguous_filter_threshold: 0.4,
             min_results_before_web_search: 3,
             web_search_limit: 5,
@@ -79,6 +109,11 @@ impl Default for CragConfig {
             evaluator_timeout: Duration::from_secs(30),
             token_budget: 8000,
             expansion_enabled: true,
+            expansion: ExpansionStrategy::Prf,
+            prf: PrfConfig::default(),
+            further_retrieval_weight: 1.0,
+            reevaluate_corrections: true,
+            rewrite_enabled: true,
             max_synonyms_per_term: 2,
             refine_correct: false,
             refine_ambiguous: true,
@@ -109,6 +144,15 @@ impl CragConfig {
         }
         if self.evaluator_timeout.is_zero() {
             return bad("evaluator_timeout", "must be positive");
+        }
+        if self.judge_depth == 0 {
+            return bad("judge_depth", "must be positive");
+        }
+        if !(0.0..=1.0).contains(&self.further_retrieval_weight) {
+            return bad("further_retrieval_weight", "must be within [0, 1]");
+        }
+        if let Err(why) = self.prf.validate() {
+            return bad("prf", &why);
         }
         self.rerank.validate()?;
         if self.refine.sentences_per_strip == 0 {

@@ -1,18 +1,28 @@
 //! Corrective RAG: judge a retrieval (correct / ambiguous / incorrect) and correct it.
+//!
+//! `plan` decides, purely, which corrective steps a verdict calls for; `actions` holds one
+//! module per step behind one trait; `run` holds a query's state and the stages every path
+//! shares; `query` is `Engine::query`, which runs them in order; `guard` calls external
+//! services with a time limit and a fail mode.
 
+mod actions;
 mod artifact;
+mod components;
 mod config;
 mod evaluators;
+mod guard;
 mod metrics;
-mod pipeline;
+mod plan;
+mod query;
 mod rerank;
+mod run;
 
 pub use artifact::{
-    Artifact, ArtifactOrigin, EvaluationInput, QueryOutcome, QueryRequest, QueryTimings,
+    Artifact, ArtifactOrigin, EvaluationInput, QueryOutcome, QueryRequest, QueryTimings, Stage,
 };
-pub use config::{CragConfig, FailMode};
+pub use components::CragComponents;
+pub(crate) use components::CragRuntime;
+pub use config::{CragConfig, ExpansionStrategy, FailMode};
 pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
 pub use metrics::CragMetrics;
-pub use pipeline::CragComponents;
-pub(crate) use pipeline::CragRuntime;
 pub use rerank::{RerankConfig, RerankOutcome};

@@ -1,0 +1,91 @@
+//! Refine (knowledge refinement, CRAG's decompose-then-recompose without an LLM): cut each
+//! document down to its strips that match the query, the best strips overall within the
+//! token budget. Documents without a kept strip stay whole: refinement trims, it neither
+//! re-ranks nor drops (dropping measurably lowered nDCG@10 on SciFact and Cranfield).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use crag_core::{Correction, CorrectionKind};
+use crag_expansion::{lexical_score, refine};
+
+use super::{CorrectiveAction, Working};
+use crate::crag::artifact::{Artifact, Stage};
+use crate::crag::run::Run;
+use crate::error::Result;
+
+pub(crate) struct Refine;
+
+#[async_trait]
+impl CorrectiveAction for Refine {
+    async fn apply(&self, run: &mut Run<'_>, mut work: Working) -> Result<Working> {
+        if work.artifacts.is_empty() {
+            return Ok(work);
+        }
+        let t = Instant::now();
+        work.artifacts = refine_artifacts(run, std::mem::take(&mut work.artifacts));
+        run.timings.add(Stage::Refine, t.elapsed());
+        Ok(work)
+    }
+}
+
+fn refine_artifacts(run: &mut Run<'_>, artifacts: Vec<Artifact>) -> Vec<Artifact> {
+    let budget = run
+        .request
+        .token_budget
+        .unwrap_or(run.rt.config().token_budget);
+    let query = run.request.query.as_str();
+    let texts: Vec<&str> = artifacts.iter().map(|a| a.chunk.text.as_str()).collect();
+    let engine = run.engine;
+    let strips = refine(
+        &texts,
+        &run.rt.config().refine,
+        budget,
+        |s| lexical_score(query, s),
+        |s| engine.count_tokens(s),
+    );
+    if strips.is_empty() {
+        run.warnings
+            .push("refinement kept no strip; results returned whole".into());
+        return artifacts;
+    }
+    let mut by_source: HashMap<usize, Vec<String>> = HashMap::new();
+    for s in &strips {
+        by_source
+            .entry(s.source_index)
+            .or_default()
+            .push(s.strip.text.trim().to_owned());
+    }
+    let total = artifacts.len();
+    let mut trimmed = 0;
+    let refined: Vec<Artifact> = artifacts
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut a)| {
+            if let Some(parts) = by_source.remove(&i) {
+                let text = parts.join(" … ");
+                if text != a.chunk.text {
+                    a.chunk.text = text;
+                    a.refined = true;
+                    trimmed += 1;
+                }
+            }
+            a
+        })
+        .collect();
+    // Only a refinement that changed something counts as a correction.
+    let kind = if trimmed > 0 {
+        CorrectionKind::Refine
+    } else {
+        CorrectionKind::Keep
+    };
+    run.corrections.push(Correction::new(
+        kind,
+        format!(
+            "kept {} strips; trimmed {trimmed} of {total} documents to them",
+            strips.len(),
+        ),
+    ));
+    refined
+}

@@ -1,0 +1,99 @@
+//! Rewrite (incorrect verdict): rewrite the query (with the language model when configured,
+//! else to its keywords), retrieve it, fuse with the current list (never substituted for it)
+//! and keep the fused list only if the evaluator scores it higher. The rewritten query is
+//! also what a later web search uses.
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use crag_core::{Correction, CorrectionKind, Query};
+use crag_expansion::rewrite_keywords;
+use crag_ports::{ChatMessage, CompletionRequest};
+
+use super::{keep_better, CorrectiveAction, Working};
+use crate::crag::artifact::{Artifact, Stage};
+use crate::crag::run::Run;
+use crate::error::Result;
+
+pub(crate) struct Rewrite {
+    /// A web search follows with the rewritten query: the rewrite counts as a correction
+    /// even when its own retrieval is not kept.
+    pub(crate) feeds_web_search: bool,
+}
+
+#[async_trait]
+impl CorrectiveAction for Rewrite {
+    async fn apply(&self, run: &mut Run<'_>, mut work: Working) -> Result<Working> {
+        let t = Instant::now();
+        let Some((rewritten, how)) = rewrite(run).await else {
+            run.timings.add(Stage::Rewrite, t.elapsed());
+            return Ok(work);
+        };
+        work.search_query = rewritten.clone();
+        let Ok(query) = Query::new(&rewritten) else {
+            run.timings.add(Stage::Rewrite, t.elapsed());
+            return Ok(work);
+        };
+        let r = run.retrieve_again(&query).await?;
+        let new: Vec<Artifact> = r.hits.into_iter().map(Artifact::from_hit).collect();
+        let (fused, added) = run.fuse_with(
+            &work.artifacts,
+            new,
+            run.rt.config().further_retrieval_weight,
+        );
+        run.timings.add(Stage::Rewrite, t.elapsed());
+        let before = work.evaluation.score;
+        let (work, won, after) = keep_better(run, work, fused).await?;
+        let scores = after.map_or(String::new(), |a| {
+            format!(" (judged {a:.3} against {before:.3})")
+        });
+        let reason = if won {
+            format!("{how}; retrieved again and fused by rank: {added} new documents{scores}")
+        } else {
+            format!("{how}; its retrieval did not judge better{scores}; current list kept")
+        };
+        let kind = if won || self.feeds_web_search {
+            CorrectionKind::Rewrite
+        } else {
+            CorrectionKind::Keep
+        };
+        run.corrections
+            .push(Correction::new(kind, reason).with_queries(vec![rewritten]));
+        Ok(work)
+    }
+}
+
+/// The rewritten query and how it was made; `None` when the query has no keywords.
+async fn rewrite(run: &mut Run<'_>) -> Option<(String, &'static str)> {
+    let original = run.request.query.as_str();
+    if let Some(model) = &run.rt.parts.rewriter {
+        let request = CompletionRequest {
+            messages: vec![
+                ChatMessage::system(
+                    "Rewrite the user's question into a short web search query. \
+                     Answer with the query only, on one line, without quotes.",
+                ),
+                ChatMessage::user(original),
+            ],
+            max_tokens: run.rt.config().rewrite_max_tokens,
+            temperature: 0.0,
+        };
+        match model.complete(&request).await {
+            Ok(text) => {
+                let line = text
+                    .lines()
+                    .map(|l| l.trim().trim_matches('"').trim())
+                    .find(|l| !l.is_empty());
+                if let Some(q) = line.filter(|l| Query::new(l).is_ok()) {
+                    return Some((q.to_owned(), "rewritten by the language model"));
+                }
+                run.warnings
+                    .push("the language model's rewrite was empty; using keywords".into());
+            }
+            Err(e) => run.warnings.push(format!(
+                "query rewrite by the language model failed: {e}; using keywords"
+            )),
+        }
+    }
+    rewrite_keywords(original).map(|q| (q, "rewritten to its keywords"))
+}

@@ -1,0 +1,181 @@
+//! `Engine::query`: route, retrieve, evaluate, carry out the plan, pack.
+
+use std::time::Instant;
+
+use crag_core::{Correction, CorrectionKind};
+use crag_expansion::pack_to_budget;
+use crag_routing::Route;
+
+use super::actions::{action, Working};
+use super::artifact::{Artifact, EvaluationInput, QueryOutcome, QueryRequest, Stage};
+use super::components::CragRuntime;
+use super::plan::{plan, PlanState};
+use super::run::{eval_documents, Run};
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+
+impl Engine {
+    /// Answers a query with Corrective RAG: routes it, retrieves (hybrid), judges the results
+    /// and corrects them (filter, expand, rewrite, web search, refine; see
+    /// `docs/crag.md`), then packs them into the token budget.
+    pub async fn query(&self, request: &QueryRequest) -> Result<QueryOutcome> {
+        let started = Instant::now();
+        let rt = self.crag_runtime();
+        let mut run = Run::new(self, request);
+        let budget = request.token_budget.unwrap_or(rt.config().token_budget);
+        if budget == 0 {
+            return Err(EngineError::InvalidInput(
+                "token_budget must be positive".into(),
+            ));
+        }
+
+        let t = Instant::now();
+        let route = rt.route(&request.query);
+        run.timings.add(Stage::Route, t.elapsed());
+
+        let mut evaluation = None;
+        let mut original_count = 0;
+        let mut artifacts = Vec::new();
+        let mut rerank_outcome = None;
+        if route.route != Route::NoRetrieval {
+            let first = run.first_retrieval(&route).await?;
+            rerank_outcome = first.rerank;
+            original_count = first.artifacts.len();
+            artifacts = first.artifacts;
+            if request.use_crag {
+                let tail = artifacts.split_off(artifacts.len().min(run.head_k.get()));
+                evaluation = run.evaluate(&mut artifacts, first.floor).await?;
+                match &evaluation {
+                    Some(ev) => artifacts = correct(&mut run, ev, artifacts, first.floor).await?,
+                    None => run.corrections.push(Correction::new(
+                        CorrectionKind::Keep,
+                        "the evaluator failed; results kept unjudged (fail-open)",
+                    )),
+                }
+                append_unseen(&mut artifacts, tail);
+            }
+        }
+
+        let t = Instant::now();
+        for a in &mut artifacts {
+            a.tokens = self.count_tokens(&a.chunk.text);
+        }
+        let packed = pack_to_budget(artifacts, budget, |a: &Artifact| a.tokens);
+        if !packed.dropped.is_empty() {
+            run.warnings.push(format!(
+                "{} artifacts left out to fit the token budget of {budget}",
+                packed.dropped.len()
+            ));
+        }
+        run.timings.add(Stage::Pack, t.elapsed());
+        run.timings.total = started.elapsed();
+
+        let outcome = QueryOutcome {
+            query: request.query.clone(),
+            route,
+            artifacts: packed.kept,
+            evaluator: evaluation
+                .as_ref()
+                .map(|_| rt.parts.evaluator.name().to_owned()),
+            evaluation,
+            corrections: run.corrections,
+            web_search_used: run.web_search_used,
+            original_count,
+            rerank: rerank_outcome,
+            tokens_used: packed.used_tokens,
+            token_budget: budget,
+            timings: run.timings,
+            warnings: run.warnings,
+        };
+        record(rt, &outcome);
+        Ok(outcome)
+    }
+
+    /// Routes and retrieves `request` as [`Engine::query`] does (reranking included) and
+    /// returns what the relevance evaluator would be shown, without judging or correcting it:
+    /// the input `crag calibrate` fits an evaluator on. A query routed to no retrieval gives
+    /// no documents.
+    pub async fn evaluation_input(&self, request: &QueryRequest) -> Result<EvaluationInput> {
+        let mut run = Run::new(self, request);
+        let route = self.crag_runtime().route(&request.query);
+        let (artifacts, documents) = if route.route == Route::NoRetrieval {
+            (Vec::new(), Vec::new())
+        } else {
+            let first = run.first_retrieval(&route).await?;
+            let documents = eval_documents(&first.artifacts, first.floor);
+            (first.artifacts, documents)
+        };
+        Ok(EvaluationInput {
+            route,
+            artifacts,
+            documents,
+            warnings: run.warnings,
+        })
+    }
+
+    /// Tokens of `text` by the embedder's tokenizer (a word estimate if it fails).
+    pub(crate) fn count_tokens(&self, text: &str) -> usize {
+        self.embedder()
+            .token_spans(text)
+            .map(|spans| spans.len())
+            .unwrap_or_else(|_| text.split_whitespace().count() * 13 / 10)
+    }
+}
+
+/// Plans the corrections of a judged retrieval and carries them out in order.
+async fn correct(
+    run: &mut Run<'_>,
+    ev: &crag_core::Evaluation,
+    artifacts: Vec<Artifact>,
+    floor: Option<f32>,
+) -> Result<Vec<Artifact>> {
+    let config = run.rt.config();
+    let web_search = run.rt.parts.web_search.is_some()
+        && config.web_search_enabled
+        && run.request.use_web_search;
+    let steps = plan(ev.verdict, config, PlanState { web_search });
+    let mut work = Working::new(
+        artifacts,
+        ev.clone(),
+        floor,
+        config.ambiguous_filter_threshold,
+        run.request.query.as_str(),
+    );
+    for step in steps {
+        work = action(step).apply(run, work).await?;
+    }
+    Ok(work.artifacts)
+}
+
+/// Appends the results below the judged depth that the corrected head does not hold.
+fn append_unseen(head: &mut Vec<Artifact>, tail: Vec<Artifact>) {
+    let seen: std::collections::HashSet<_> = head.iter().map(|a| a.chunk.id.clone()).collect();
+    head.extend(tail.into_iter().filter(|a| !seen.contains(&a.chunk.id)));
+}
+
+fn record(rt: &CragRuntime, outcome: &QueryOutcome) {
+    let decision = outcome.decision();
+    let strategy = outcome.correction_strategy();
+    let kinds: Vec<&str> = outcome
+        .corrections
+        .iter()
+        .filter(|c| c.kind != CorrectionKind::Keep)
+        .map(|c| c.kind.as_str())
+        .collect();
+    let score = outcome.evaluation.as_ref().map(|e| e.score);
+    rt.metrics()
+        .record(decision, strategy, &kinds, score, outcome.timings.total);
+    tracing::info!(
+        target: "crag::query",
+        route = outcome.route.route.as_str(),
+        verdict = decision,
+        score = score.unwrap_or(f32::NAN),
+        correction = strategy,
+        web_search_used = outcome.web_search_used,
+        original = outcome.original_count,
+        artifacts = outcome.artifacts.len(),
+        tokens = outcome.tokens_used,
+        latency_ms = outcome.timings.total.as_secs_f64() * 1000.0,
+        "query answered"
+    );
+}

@@ -1,0 +1,330 @@
+//! The state of one query while it runs, and the stages every path shares: the first
+//! retrieval (routed, reranked), evaluation and fusion of a further retrieval.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use crag_core::{Correction, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, TopK};
+use crag_expansion::fuse_weighted;
+use crag_ports::Reranker;
+use crag_routing::{Route, RoutingDecision};
+
+use super::artifact::{Artifact, QueryRequest, QueryTimings, Stage};
+use super::components::CragRuntime;
+use super::config::FailMode;
+use super::guard::{guarded, Guarded};
+use super::rerank::{rerank, RerankOutcome};
+use crate::engine::{Engine, Retrieval, RetrievalTimings};
+use crate::error::Result;
+
+/// Mutable state of one query.
+pub(crate) struct Run<'a> {
+    pub(crate) engine: &'a Engine,
+    pub(crate) rt: &'a CragRuntime,
+    pub(crate) request: &'a QueryRequest,
+    pub(crate) timings: QueryTimings,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) corrections: Vec<Correction>,
+    pub(crate) web_search_used: bool,
+    /// The embedding of the query by the first retrieval's vector leg, when it ran.
+    pub(crate) query_vector: Option<Vec<f32>>,
+    /// Results judged and corrected: the request's `top_k`, at most `judge_depth`.
+    pub(crate) head_k: TopK,
+}
+
+/// The first retrieval: artifacts (reranked when configured), the vector leg's floor and what
+/// the rerank stage did.
+pub(crate) struct FirstRetrieval {
+    pub(crate) artifacts: Vec<Artifact>,
+    pub(crate) floor: Option<f32>,
+    pub(crate) rerank: Option<RerankOutcome>,
+}
+
+impl<'a> Run<'a> {
+    pub(crate) fn new(engine: &'a Engine, request: &'a QueryRequest) -> Self {
+        Self {
+            engine,
+            rt: engine.crag_runtime(),
+            request,
+            timings: QueryTimings::default(),
+            warnings: Vec::new(),
+            corrections: Vec::new(),
+            web_search_used: false,
+            query_vector: None,
+            head_k: TopK::new(
+                request
+                    .top_k
+                    .get()
+                    .min(engine.crag_runtime().config().judge_depth),
+            )
+            .unwrap_or(request.top_k),
+        }
+    }
+
+    /// The first retrieval, reranked when a reranker is configured and allowed.
+    pub(crate) async fn first_retrieval(
+        &mut self,
+        route: &RoutingDecision,
+    ) -> Result<FirstRetrieval> {
+        let rt = self.rt;
+        let request = self.request;
+        let reranker = rt
+            .parts
+            .reranker
+            .as_ref()
+            .filter(|_| request.use_rerank && rt.config().rerank.enabled);
+        let depth = match reranker {
+            Some(_) => TopK::new(rt.config().rerank.coarse_k.max(request.top_k.get()))?,
+            None => request.top_k,
+        };
+        let t = Instant::now();
+        let (hits, floor, retrieval) = self.retrieve_routed(route, depth).await?;
+        self.timings.add(Stage::Retrieve, t.elapsed());
+        self.timings.retrieval = retrieval;
+        let (scored, outcome) = match reranker {
+            Some(r) => {
+                let (scored, outcome) = self.rerank(r.as_ref(), hits).await?;
+                (scored, Some(outcome))
+            }
+            None => (hits.into_iter().map(|h| (h, None)).collect(), None),
+        };
+        let artifacts = scored
+            .into_iter()
+            .map(|(h, s)| {
+                let mut a = Artifact::from_hit(h);
+                a.rerank = s;
+                a
+            })
+            .collect();
+        Ok(FirstRetrieval {
+            artifacts,
+            floor,
+            rerank: outcome,
+        })
+    }
+
+    /// The query itself, plus its parts for multi-step questions, fused by RRF.
+    async fn retrieve_routed(
+        &mut self,
+        route: &RoutingDecision,
+        top_k: TopK,
+    ) -> Result<(Vec<FusedHit>, Option<f32>, RetrievalTimings)> {
+        let main = self
+            .engine
+            .retrieve_with(&self.request.query, top_k, &self.request.filter)
+            .await?;
+        self.warnings.extend(main.warnings.iter().cloned());
+        self.query_vector = main.query_vector.clone();
+        if route.route != Route::MultiStep || route.sub_queries.is_empty() {
+            return Ok((main.hits, main.vector_floor, main.timings));
+        }
+        let subs: Vec<Query> = route
+            .sub_queries
+            .iter()
+            .filter_map(|q| Query::new(q).ok())
+            .collect();
+        let results = futures::future::join_all(
+            subs.iter()
+                .map(|q| self.engine.retrieve_with(q, top_k, &self.request.filter)),
+        )
+        .await;
+        let mut lists = vec![main.hits];
+        let mut floor = main.vector_floor;
+        for (q, r) in subs.iter().zip(results) {
+            match r {
+                Ok(r) => {
+                    floor = min_option(floor, r.vector_floor);
+                    self.warnings.extend(r.warnings);
+                    lists.push(r.hits);
+                }
+                Err(e) => self
+                    .warnings
+                    .push(format!("sub-query `{}` failed: {e}", q.as_str())),
+            }
+        }
+        let weights = vec![1.0; lists.len()];
+        let fused = fuse_weighted(
+            &lists,
+            &weights,
+            |h: &FusedHit| h.chunk.id.clone(),
+            self.engine.rrf_k(),
+        );
+        let hits = fused
+            .into_iter()
+            .take(top_k.get())
+            .map(|f| f.item)
+            .collect();
+        Ok((hits, floor, main.timings))
+    }
+
+    /// Second stage: cross-encoder scores, threshold, final k; honours the fail mode.
+    #[allow(clippy::type_complexity)]
+    async fn rerank(
+        &mut self,
+        reranker: &dyn Reranker,
+        hits: Vec<FusedHit>,
+    ) -> Result<(
+        Vec<(FusedHit, Option<crag_ports::RerankScore>)>,
+        RerankOutcome,
+    )> {
+        let config = &self.rt.config().rerank;
+        let top_k = self.request.top_k.get();
+        let t = Instant::now();
+        let fallback = hits.iter().take(top_k).cloned().collect::<Vec<_>>();
+        let result = rerank(
+            reranker,
+            &self.rt.rerank_cache,
+            config,
+            self.request.query.as_str(),
+            hits,
+            top_k,
+        )
+        .await;
+        self.timings.add(Stage::Rerank, t.elapsed());
+        match result {
+            Ok((scored, outcome)) => {
+                if outcome.skipped.is_none() {
+                    self.rt.metrics().rerank_cache(outcome.cache_hit);
+                }
+                Ok((scored, outcome))
+            }
+            Err(e) if config.fail_mode == FailMode::Open => {
+                tracing::warn!(error = %e, "reranking failed");
+                self.warnings.push(format!("reranking failed: {e}"));
+                let outcome = RerankOutcome {
+                    model_id: reranker.model_id().to_owned(),
+                    candidates: fallback.len(),
+                    kept: fallback.len(),
+                    skipped: Some(format!("the reranker failed: {e}")),
+                    cache_hit: false,
+                };
+                Ok((fallback.into_iter().map(|h| (h, None)).collect(), outcome))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Judges `artifacts` against the request's query and stores each one's score; `None`
+    /// when the evaluator failed open.
+    pub(crate) async fn evaluate(
+        &mut self,
+        artifacts: &mut [Artifact],
+        floor: Option<f32>,
+    ) -> Result<Option<Evaluation>> {
+        let docs = eval_documents(artifacts, floor);
+        let evaluator = &self.rt.parts.evaluator;
+        let config = self.rt.config();
+        let t = Instant::now();
+        let result = guarded(
+            &format!("evaluator `{}`", evaluator.name()),
+            config.evaluator_timeout,
+            config.evaluator_fail_mode,
+            evaluator.evaluate(&self.request.query, &docs),
+        )
+        .await;
+        self.timings.add(Stage::Evaluate, t.elapsed());
+        match result {
+            Ok(Guarded::Done(ev)) => {
+                for (a, s) in artifacts.iter_mut().zip(&ev.document_scores) {
+                    a.relevance = *s;
+                }
+                Ok(Some(ev))
+            }
+            Ok(Guarded::FailedOpen(failure)) => {
+                self.evaluator_failed(&failure.to_string());
+                self.warnings.push(format!(
+                    "evaluator `{}` failed: {failure}",
+                    evaluator.name()
+                ));
+                Ok(None)
+            }
+            Err(e) => {
+                self.evaluator_failed(&e.to_string());
+                Err(e)
+            }
+        }
+    }
+
+    fn evaluator_failed(&self, failure: &str) {
+        let name = self.rt.parts.evaluator.name();
+        self.rt.metrics().evaluator_failure(name);
+        tracing::warn!(evaluator = name, error = %failure, "relevance evaluation failed");
+    }
+
+    /// Retrieves again with `query` (the judged depth and the request's filter).
+    pub(crate) async fn retrieve_again(&mut self, query: &Query) -> Result<Retrieval> {
+        let r = self
+            .engine
+            .retrieve_with(query, self.head_k, &self.request.filter)
+            .await?;
+        self.warnings.extend(r.warnings.iter().cloned());
+        Ok(r)
+    }
+
+    /// Fuses `current` (weight 1) with `new` (weight `weight` <= 1) by weighted RRF,
+    /// de-duplicated by chunk id, cut to the judged depth (or `current`'s length if longer);
+    /// and how many documents are new.
+    pub(crate) fn fuse_with(
+        &self,
+        current: &[Artifact],
+        new: Vec<Artifact>,
+        weight: f32,
+    ) -> (Vec<Artifact>, usize) {
+        let before: HashSet<&str> = current.iter().map(|a| a.chunk.id.as_str()).collect();
+        let fused = fuse_weighted(
+            &[current.to_vec(), new],
+            &[1.0, weight],
+            |a: &Artifact| a.chunk.id.clone(),
+            self.engine.rrf_k(),
+        );
+        let merged: Vec<Artifact> = fused
+            .into_iter()
+            .take(self.head_k.get().max(current.len()))
+            .map(|f| f.item)
+            .collect();
+        let added = merged
+            .iter()
+            .filter(|a| !before.contains(a.chunk.id.as_str()))
+            .count();
+        (merged, added)
+    }
+}
+
+/// What the evaluator sees: similarity is the cosine from the vector leg, or the leg's floor
+/// (an upper bound) for chunks the vector leg did not return; the retrieval signals are each
+/// leg's rank and score, the fused scores and the rerank probability as the artifact holds them.
+pub(crate) fn eval_documents(artifacts: &[Artifact], floor: Option<f32>) -> Vec<EvalDocument> {
+    artifacts
+        .iter()
+        .map(|a| {
+            // The vector leg scores 1 - d/2 with d the cosine distance, so cosine = 2s - 1.
+            let leg = a.vector.map(|v| v.score).or(floor).unwrap_or(0.5);
+            let text = if a.chunk.title.is_empty() {
+                a.chunk.text.clone()
+            } else {
+                format!("{}\n{}", a.chunk.title, a.chunk.text)
+            };
+            EvalDocument::new(
+                a.chunk.id.to_string(),
+                a.chunk.source.clone(),
+                text,
+                (2.0 * leg - 1.0).clamp(0.0, 1.0),
+            )
+            .with_retrieval(RetrievalSignals {
+                keyword: a.keyword,
+                vector: a.vector,
+                fused_score: a.fused_score,
+                normalized_score: a.normalized_score,
+                rerank_probability: a.rerank.map(|r| r.probability),
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn min_option(a: Option<f32>, b: Option<f32>) -> Option<f32> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}

@@ -1,0 +1,67 @@
+//! Reading stored embeddings back by chunk id (pseudo-relevance feedback's Rocchio step).
+
+use arrow_array::RecordBatch;
+use crag_core::ChunkId;
+use crag_ports::PortResult;
+use futures::TryStreamExt;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+
+use crate::error::map_lance_error;
+use crate::{schema, LanceVectorIndex};
+
+/// Ids per `IN (...)` predicate.
+const IDS_PER_QUERY: usize = 256;
+
+impl LanceVectorIndex {
+    /// The stored vectors of `ids`, in the order asked; unknown ids are left out.
+    pub(crate) async fn read_vectors(
+        &self,
+        ids: &[ChunkId],
+    ) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {
+        let mut found = Vec::with_capacity(ids.len());
+        for group in ids.chunks(IDS_PER_QUERY) {
+            let stream = self
+                .table
+                .query()
+                .only_if(chunk_predicate(group))
+                .select(Select::columns(&[schema::CHUNK_ID, schema::VECTOR]))
+                .execute()
+                .await
+                .map_err(map_lance_error("failed to read stored vectors"))?;
+            let batches: Vec<RecordBatch> = stream
+                .try_collect()
+                .await
+                .map_err(map_lance_error("failed to read stored vectors"))?;
+            for batch in &batches {
+                found.extend(schema::read_vectors(batch)?);
+            }
+        }
+        let mut ordered = Vec::with_capacity(found.len());
+        for id in ids {
+            if let Some(at) = found.iter().position(|(f, _)| f == id) {
+                ordered.push(found.swap_remove(at));
+            }
+        }
+        Ok(ordered)
+    }
+}
+
+/// `chunk_id IN (...)`, quoting ids as SQL string literals (single quotes doubled).
+fn chunk_predicate(ids: &[ChunkId]) -> String {
+    let literals: Vec<String> = ids
+        .iter()
+        .map(|id| format!("'{}'", id.as_str().replace('\'', "''")))
+        .collect();
+    format!("{} IN ({})", schema::CHUNK_ID, literals.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predicate_quotes_ids() {
+        let ids = [ChunkId::new("a'b#0").unwrap(), ChunkId::new("c#1").unwrap()];
+        assert_eq!(chunk_predicate(&ids), "chunk_id IN ('a''b#0', 'c#1')");
+    }
+}
