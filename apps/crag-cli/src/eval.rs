@@ -33,8 +33,11 @@ pub struct EvalArgs {
     /// Concurrent clients of the throughput run (0: skip it).
     #[arg(long, default_value_t = 4)]
     clients: usize,
-    /// Results retrieved by the Corrective RAG stage (the evaluator judges these).
-    #[arg(long, default_value_t = 10)]
+    /// Results retrieved by the Corrective RAG stage; the evaluator judges and corrects the
+    /// first `[crag] judge_depth` (10) of them, the rest follow unchanged. The default, the
+    /// depth of the other stages, compares like with like (the same distinct documents in
+    /// the top 10 when nothing is corrected, Recall@100 over the same depth).
+    #[arg(long, default_value_t = DEPTH)]
     crag_top_k: usize,
     /// Write the report as JSON to this file.
     #[arg(long)]
@@ -374,9 +377,14 @@ pub(crate) fn judged_request(q: &Query, top_k: TopK) -> QueryRequest {
     QueryRequest {
         use_web_search: false,
         use_rerank: false,
+        // The ranking is measured, not the packing: no result is left out for the budget.
+        token_budget: Some(UNBOUNDED_BUDGET),
         ..QueryRequest::new(q.clone(), top_k)
     }
 }
+
+/// A token budget no ranking of at most 1000 chunks reaches.
+const UNBOUNDED_BUDGET: usize = 1 << 40;
 
 /// The seed heuristic's score of the documents the Corrective RAG stage judges, per query:
 /// the baseline printed beside another evaluator's AUROC.

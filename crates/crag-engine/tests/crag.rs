@@ -1096,3 +1096,39 @@ async fn only_the_judged_depth_is_judged_and_deeper_results_follow() {
         "the judged head, filtered, then the unjudged tail"
     );
 }
+
+#[tokio::test]
+async fn results_a_correction_pushes_out_of_the_judged_head_move_below_it() {
+    // Judge 3 of 8; the expanded query's best document is new, so fusing it into the head
+    // pushes the head's last document out: that one follows the head instead of being lost.
+    let mut parts = CragComponents::heuristic(CragConfig {
+        judge_depth: 3,
+        ambiguous_filter_enabled: false,
+        expansion: ExpansionStrategy::Synonyms,
+        ..CragConfig::default()
+    })
+    .unwrap();
+    parts.evaluator = rising(Verdict::Ambiguous, vec![]);
+    parts.synonyms = SynonymTable::from_json(r#"{"density": ["calcium", "dairy"]}"#).unwrap();
+    let e = engine_of(FEEDBACK_DOCS).await.with_crag(parts).unwrap();
+    let local = ids(&plain(&e, "bone density", 8).await);
+    let o = e.query(&request("bone density", 8)).await.unwrap();
+    let got = ids(&o);
+    assert!(
+        kinds(&o).contains(&CorrectionKind::Expand),
+        "{:?}",
+        o.corrections
+    );
+    assert!(
+        got[..3].contains(&"uptake.md#0".to_owned())
+            && !local[..3].contains(&"uptake.md#0".to_owned()),
+        "the head changed: {got:?} from {local:?}"
+    );
+    for id in &local {
+        assert!(got.contains(id), "{id} is kept: {got:?}");
+    }
+    let mut unique = got.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), got.len(), "no duplicates: {got:?}");
+}

@@ -44,6 +44,7 @@ impl Engine {
             artifacts = first.artifacts;
             if request.use_crag {
                 let tail = artifacts.split_off(artifacts.len().min(run.head_k.get()));
+                let judged = artifacts.clone();
                 evaluation = run.evaluate(&mut artifacts, first.floor).await?;
                 match &evaluation {
                     Some(ev) => artifacts = correct(&mut run, ev, artifacts, first.floor).await?,
@@ -52,7 +53,12 @@ impl Engine {
                         "the evaluator failed; results kept unjudged (fail-open)",
                     )),
                 }
-                append_unseen(&mut artifacts, tail);
+                // What a fused retrieval pushed out of the judged head is moved below it, not
+                // lost; what the filter dropped on the evaluator's evidence stays out.
+                let demoted = judged
+                    .into_iter()
+                    .filter(|_| false);
+                append_unseen(&mut artifacts, demoted.chain(tail));
             }
         }
 
@@ -92,16 +98,17 @@ impl Engine {
     }
 
     /// Routes and retrieves `request` as [`Engine::query`] does (reranking included) and
-    /// returns what the relevance evaluator would be shown, without judging or correcting it:
-    /// the input `crag calibrate` fits an evaluator on. A query routed to no retrieval gives
-    /// no documents.
+    /// returns what the relevance evaluator would be shown (the first `crag.judge_depth`
+    /// results), without judging or correcting it: the input `crag calibrate` fits an
+    /// evaluator on. A query routed to no retrieval gives no documents.
     pub async fn evaluation_input(&self, request: &QueryRequest) -> Result<EvaluationInput> {
         let mut run = Run::new(self, request);
         let route = self.crag_runtime().route(&request.query);
         let (artifacts, documents) = if route.route == Route::NoRetrieval {
             (Vec::new(), Vec::new())
         } else {
-            let first = run.first_retrieval(&route).await?;
+            let mut first = run.first_retrieval(&route).await?;
+            first.artifacts.truncate(run.head_k.get());
             let documents = eval_documents(&first.artifacts, first.floor);
             (first.artifacts, documents)
         };
@@ -147,10 +154,10 @@ async fn correct(
     Ok(work.artifacts)
 }
 
-/// Appends the results below the judged depth that the corrected head does not hold.
-fn append_unseen(head: &mut Vec<Artifact>, tail: Vec<Artifact>) {
-    let seen: std::collections::HashSet<_> = head.iter().map(|a| a.chunk.id.clone()).collect();
-    head.extend(tail.into_iter().filter(|a| !seen.contains(&a.chunk.id)));
+/// Appends the results of `tail` that the corrected head does not hold, in order.
+fn append_unseen(head: &mut Vec<Artifact>, tail: impl IntoIterator<Item = Artifact>) {
+    let mut seen: std::collections::HashSet<_> = head.iter().map(|a| a.chunk.id.clone()).collect();
+    head.extend(tail.into_iter().filter(|a| seen.insert(a.chunk.id.clone())));
 }
 
 fn record(rt: &CragRuntime, outcome: &QueryOutcome) {

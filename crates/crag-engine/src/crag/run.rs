@@ -4,7 +4,9 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use crag_core::{Correction, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, TopK};
+use crag_core::{
+    ChunkId, Correction, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, TopK,
+};
 use crag_expansion::fuse_weighted;
 use crag_ports::Reranker;
 use crag_routing::{Route, RoutingDecision};
@@ -30,6 +32,9 @@ pub(crate) struct Run<'a> {
     pub(crate) query_vector: Option<Vec<f32>>,
     /// Results judged and corrected: the request's `top_k`, at most `judge_depth`.
     pub(crate) head_k: TopK,
+    /// Chunks a correction removed on the evaluator's evidence (the filter): they do not
+    /// come back below the judged depth.
+    pub(crate) discarded: HashSet<ChunkId>,
 }
 
 /// The first retrieval: artifacts (reranked when configured), the vector leg's floor and what
@@ -58,6 +63,7 @@ impl<'a> Run<'a> {
                     .min(engine.crag_runtime().config().judge_depth),
             )
             .unwrap_or(request.top_k),
+            discarded: HashSet::new(),
         }
     }
 

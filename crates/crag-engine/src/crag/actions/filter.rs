@@ -47,6 +47,8 @@ impl CorrectiveAction for Filter {
                 work.artifacts = all;
             }
             Ok((kept, dropped)) => {
+                run.discarded
+                    .extend(dropped.iter().map(|a| a.chunk.id.clone()));
                 if !dropped.is_empty() {
                     let list: Vec<String> = dropped
                         .iter()
