@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use clap::Args;
 use crag_core::TopK;
+use crag_engine::sources::read_beir_corpus;
 use crag_engine::QueryRequest;
 use crag_evaluation::{
     calibrate, extract_features, CalibrationOptions, FitOptions, HeuristicConfig,
@@ -16,7 +17,7 @@ use crag_evaluation::{
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::collection::{prepare_index, Collection, CollectionArgs};
+use crate::collection::{prepare_index, Collection, CollectionArgs, PreparedIndex};
 use crate::commands::Context;
 use crate::eval::judged_request;
 
@@ -50,6 +51,14 @@ pub struct CalibrateArgs {
     /// They contain the collection's text.
     #[arg(long)]
     samples_out: Option<PathBuf>,
+    /// Fit without labels: on pseudo-queries made from the corpus (a document's title or
+    /// first sentence, answerable as retrieved, unanswerable with that document left out);
+    /// the split's judgements are not used.
+    #[arg(long = "self")]
+    self_calibrate: bool,
+    /// Documents drawn for `--self` (two samples each).
+    #[arg(long, default_value_t = 400)]
+    self_queries: usize,
     /// Where to write the calibration (TOML).
     #[arg(long)]
     out: PathBuf,
@@ -75,6 +84,39 @@ pub async fn calibrate_command(ctx: &Context, args: CalibrateArgs) -> Result<()>
         );
     }
 
+    let samples = if args.self_calibrate {
+        let corpus = args.collection.dataset.join("corpus.jsonl");
+        let loaded = tokio::task::spawn_blocking(move || read_beir_corpus(&corpus))
+            .await
+            .context("reading task failed")??;
+        eprintln!(
+            "self-calibration: {} pseudo-queries drawn from {} documents (seed {})",
+            args.self_queries.min(loaded.documents.len()),
+            loaded.documents.len(),
+            args.collection.seed
+        );
+        index
+            .engine
+            .self_calibration_samples(
+                &loaded.documents,
+                args.self_queries,
+                args.collection.seed,
+                top_k,
+            )
+            .await?
+    } else {
+        judged_samples(&index, &collection, &args, top_k).await?
+    };
+
+    write_outputs(ctx, &index, &collection, &args, &samples)
+}
+
+async fn judged_samples(
+    index: &PreparedIndex,
+    collection: &Collection,
+    args: &CalibrateArgs,
+    top_k: TopK,
+) -> Result<Vec<LabelledQuery>> {
     let progress = ProgressBar::new(collection.queries.len() as u64);
     progress.set_style(
         ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len} queries ({eta})")
@@ -101,11 +143,21 @@ pub async fn calibrate_command(ctx: &Context, args: CalibrateArgs) -> Result<()>
         progress.inc(1);
     }
     progress.finish_and_clear();
+    Ok(samples)
+}
 
+/// Writes the samples (with `--samples-out`) and fits and writes the calibration.
+fn write_outputs(
+    ctx: &Context,
+    index: &PreparedIndex,
+    collection: &Collection,
+    args: &CalibrateArgs,
+    samples: &[LabelledQuery],
+) -> Result<()> {
     if let Some(path) = &args.samples_out {
         let heuristic = HeuristicEvaluator::new(HeuristicConfig::default())?;
         let mut text = String::new();
-        for s in &samples {
+        for s in samples {
             let features = extract_features(&heuristic, &s.query, &s.documents);
             let named = |names: &[&'static str], values: &[Option<f64>]| {
                 names
@@ -130,27 +182,38 @@ pub async fn calibrate_command(ctx: &Context, args: CalibrateArgs) -> Result<()>
         eprintln!("samples written to {}", path.display());
     }
 
-    let fitted_on = format!(
-        "{} split `{}`: {} queries of {}, top {} as judged, ablation {} (seed {}: {} queries, \
+    let fitted_on = if args.self_calibrate {
+        format!(
+            "{} without labels: {} pseudo-queries from its corpus (seed {}), each as retrieved \
+             and with its source document left out, top {} as judged",
+            index.name,
+            samples.len() / 2,
+            args.collection.seed,
+            args.top_k
+        )
+    } else {
+        format!(
+            "{} split `{}`: {} queries of {}, top {} as judged, ablation {} (seed {}: {} queries, \
          {} documents removed){}",
-        index.name,
-        args.split,
-        collection.queries.len(),
-        args.collection
-            .queries
-            .as_ref()
-            .map_or_else(|| "queries.jsonl".into(), |p| p.display().to_string()),
-        args.top_k,
-        args.collection.ablate,
-        args.collection.seed,
-        index.ablated_queries.len(),
-        index.ablated_documents,
-        if args.rerank && index.engine.has_reranker() {
-            ", reranked"
-        } else {
-            ""
-        },
-    );
+            index.name,
+            args.split,
+            collection.queries.len(),
+            args.collection
+                .queries
+                .as_ref()
+                .map_or_else(|| "queries.jsonl".into(), |p| p.display().to_string()),
+            args.top_k,
+            args.collection.ablate,
+            args.collection.seed,
+            index.ablated_queries.len(),
+            index.ablated_documents,
+            if args.rerank && index.engine.has_reranker() {
+                ", reranked"
+            } else {
+                ""
+            },
+        )
+    };
     let options = CalibrationOptions {
         target_precision: args.target_precision,
         document_recall: args.document_recall,
@@ -161,7 +224,7 @@ pub async fn calibrate_command(ctx: &Context, args: CalibrateArgs) -> Result<()>
         fitted_on,
         fusion: ctx.config.retrieval.fusion().name().to_owned(),
     };
-    let calibration = calibrate(&samples, &options)?;
+    let calibration = calibrate(samples, &options)?;
     crag_config::write_calibration(&args.out, &calibration)?;
 
     let t = &calibration.thresholds;

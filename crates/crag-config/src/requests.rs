@@ -132,6 +132,7 @@ impl LimitsSection {
         request.filter = ChunkFilter {
             source_prefix: p.source_prefix.clone().filter(|s| !s.is_empty()),
             kinds,
+            ..Default::default()
         };
         Ok(request)
     }

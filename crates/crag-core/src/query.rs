@@ -125,12 +125,18 @@ pub struct ChunkFilter {
     pub source_prefix: Option<String>,
     /// Keep chunks of these kinds; empty: every kind.
     pub kinds: Vec<crate::ChunkKind>,
+    /// Leave out the chunks of these documents (self-calibration retrieves as if a document
+    /// were not indexed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_documents: Vec<crate::DocumentId>,
 }
 
 impl ChunkFilter {
     /// Whether the filter keeps everything.
     pub fn is_empty(&self) -> bool {
-        self.source_prefix.as_deref().is_none_or(str::is_empty) && self.kinds.is_empty()
+        self.source_prefix.as_deref().is_none_or(str::is_empty)
+            && self.kinds.is_empty()
+            && self.exclude_documents.is_empty()
     }
 
     /// Whether `chunk` passes the filter.
@@ -139,6 +145,7 @@ impl ChunkFilter {
             .as_deref()
             .is_none_or(|p| chunk.source.starts_with(p))
             && (self.kinds.is_empty() || self.kinds.contains(&chunk.kind))
+            && !self.exclude_documents.contains(&chunk.document_id)
     }
 }
 
@@ -171,18 +178,26 @@ mod filter_tests {
         let src = ChunkFilter {
             source_prefix: Some("src/".into()),
             kinds: vec![],
+            ..Default::default()
         };
         assert!(src.matches(&code) && !src.matches(&doc));
         let prose = ChunkFilter {
             source_prefix: None,
             kinds: vec![ChunkKind::Prose],
+            ..Default::default()
         };
         assert!(!prose.matches(&code) && prose.matches(&doc));
         let both = ChunkFilter {
             source_prefix: Some("docs".into()),
             kinds: vec![ChunkKind::Code],
+            ..Default::default()
         };
         assert!(!both.is_empty() && !both.matches(&doc) && !both.matches(&code));
+        let without = ChunkFilter {
+            exclude_documents: vec![doc.document_id.clone()],
+            ..ChunkFilter::default()
+        };
+        assert!(!without.is_empty() && !without.matches(&doc) && without.matches(&code));
     }
 }
 

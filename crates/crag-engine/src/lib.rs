@@ -13,9 +13,9 @@ pub mod sources;
 
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use crag::{
-    Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig, CragMetrics,
-    EvaluationInput, ExpansionStrategy, FailMode, HeuristicRelevance, LlmRelevance, QueryOutcome,
-    QueryRequest, QueryTimings, RerankConfig, RerankOutcome, Stage,
+    pseudo_query, Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig,
+    CragMetrics, EvaluationInput, ExpansionStrategy, FailMode, HeuristicRelevance, LlmRelevance,
+    QueryOutcome, QueryRequest, QueryTimings, RerankConfig, RerankOutcome, Stage,
 };
 pub use engine::{
     Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings, FILTER_OVERFETCH,

@@ -1090,11 +1090,10 @@ async fn only_the_judged_depth_is_judged_and_deeper_results_follow() {
         vec![2],
         "the evaluator saw the top 2 only"
     );
-    assert_eq!(
-        ids(&o),
-        [local[0].clone(), local[2].clone(), local[3].clone()],
-        "the judged head, filtered, then the unjudged tail"
-    );
+    // The judged head filtered to its first document; the dropped one ranks after it (the
+    // request is deeper than the judged depth), then the unjudged tail.
+    assert_eq!(ids(&o), local);
+    assert!(kinds(&o).contains(&CorrectionKind::Discard));
 }
 
 #[tokio::test]
@@ -1131,4 +1130,34 @@ async fn results_a_correction_pushes_out_of_the_judged_head_move_below_it() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), got.len(), "no duplicates: {got:?}");
+}
+
+#[tokio::test]
+async fn filtered_documents_rank_after_the_judged_ones_under_a_deeper_top_k() {
+    // Judge 3 of 6; the second judged document scores 0.1. Asked for 3, it is dropped; asked
+    // for 6, it follows the judged results and precedes the unjudged ones.
+    let e = with(
+        scripted(Verdict::Ambiguous, vec![0.9, 0.1, 0.9]),
+        None,
+        CragConfig {
+            judge_depth: 3,
+            expansion_enabled: false,
+            ..CragConfig::default()
+        },
+    )
+    .await;
+    let q = "code review defects";
+    let local = ids(&plain(&e, q, 4).await);
+    let shallow = e.query(&request(q, 3)).await.unwrap();
+    assert_eq!(ids(&shallow), [local[0].clone(), local[2].clone()]);
+    let deep = e.query(&request(q, 4)).await.unwrap();
+    assert_eq!(
+        ids(&deep),
+        [
+            local[0].clone(),
+            local[2].clone(),
+            local[1].clone(),
+            local[3].clone()
+        ]
+    );
 }

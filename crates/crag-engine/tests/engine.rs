@@ -316,6 +316,7 @@ async fn filters_restrict_retrieval_by_source_prefix_and_kind() {
     let docs_only = crag_core::ChunkFilter {
         source_prefix: Some(docs_prefix.to_owned()),
         kinds: vec![],
+        ..Default::default()
     };
     let r = f.engine.retrieve_with(&q, k, &docs_only).await.unwrap();
     assert!(!r.hits.is_empty());
@@ -327,6 +328,7 @@ async fn filters_restrict_retrieval_by_source_prefix_and_kind() {
     let code_only = crag_core::ChunkFilter {
         source_prefix: None,
         kinds: vec![crag_core::ChunkKind::Code],
+        ..Default::default()
     };
     let r = f.engine.retrieve_with(&q, k, &code_only).await.unwrap();
     assert!(!r.hits.is_empty());
@@ -338,6 +340,7 @@ async fn filters_restrict_retrieval_by_source_prefix_and_kind() {
     let none = crag_core::ChunkFilter {
         source_prefix: Some("nowhere/".into()),
         kinds: vec![],
+        ..Default::default()
     };
     assert!(f
         .engine

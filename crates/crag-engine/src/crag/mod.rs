@@ -16,6 +16,7 @@ mod plan;
 mod query;
 mod rerank;
 mod run;
+mod selfcal;
 
 pub use artifact::{
     Artifact, ArtifactOrigin, EvaluationInput, QueryOutcome, QueryRequest, QueryTimings, Stage,
@@ -26,3 +27,4 @@ pub use config::{CragConfig, ExpansionStrategy, FailMode};
 pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
 pub use metrics::CragMetrics;
 pub use rerank::{RerankConfig, RerankOutcome};
+pub use selfcal::pseudo_query;

@@ -53,12 +53,19 @@ impl Engine {
                         "the evaluator failed; results kept unjudged (fail-open)",
                     )),
                 }
-                // What a fused retrieval pushed out of the judged head is moved below it, not
-                // lost; what the filter dropped on the evaluator's evidence stays out.
-                let demoted = judged
+                // What a fused retrieval pushed out of the judged head moves below it, not
+                // lost. What the filter dropped on the evaluator's evidence stays out when
+                // only the judged depth was asked for; under a deeper `top_k` it ranks after
+                // the judged results, before the unjudged ones (reordered, not removed).
+                let deeper = !tail.is_empty();
+                let (discarded, displaced): (Vec<Artifact>, Vec<Artifact>) = judged
                     .into_iter()
-                    .filter(|_| false);
-                append_unseen(&mut artifacts, demoted.chain(tail));
+                    .partition(|a| run.discarded.contains(&a.chunk.id));
+                let discarded = discarded.into_iter().filter(|_| deeper);
+                append_unseen(
+                    &mut artifacts,
+                    displaced.into_iter().chain(discarded).chain(tail),
+                );
             }
         }
 
