@@ -364,6 +364,39 @@ fn a_configured_cross_encoder_reranks_candidates() {
 }
 
 #[test]
+fn calibrate_self_fits_on_pseudo_queries_without_labels() {
+    let data = tempfile::tempdir().expect("tmp");
+    let dataset = fixture_beir();
+    let index = data.path().join("index");
+    let calibration = data.path().join("self.toml");
+    let out = crag(
+        data.path(),
+        &[
+            "calibrate",
+            "--self",
+            "--self-queries",
+            "6",
+            "--dataset",
+            dataset.as_str(),
+            "--split",
+            "test",
+            "--index-dir",
+            index.to_str().expect("utf-8 path"),
+            "--out",
+            calibration.to_str().expect("utf-8 path"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_success(&out);
+    // Six documents, each asked by its title: as retrieved (answerable) and with the
+    // document left out (unanswerable).
+    assert!(stdout.contains("6 answerable / 6 unanswerable"), "{stdout}");
+    assert!(stdout.contains("without labels: 6 pseudo-queries"), "{stdout}");
+    let text = std::fs::read_to_string(&calibration).expect("calibration written");
+    assert!(text.contains("without labels"), "{text}");
+}
+
+#[test]
 fn calibrate_writes_a_file_that_eval_loads() {
     let data = tempfile::tempdir().expect("tmp");
     let dataset = fixture_beir();
