@@ -16,12 +16,15 @@ use crag_evaluation::{
     auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, HeuristicConfig, HeuristicEvaluator,
 };
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
 
 use crate::collection::{prepare_index, Collection, CollectionArgs, PreparedIndex};
 use crate::commands::{dir_size, Context};
 use crate::output::ms;
 use crag_config::{Config, EvaluatorKind};
+
+mod report;
+
+use report::{print_report, EvalReport, EvaluatorReport, IngestFigures, Latency, StageReport};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -106,73 +109,6 @@ impl Stage {
             Self::Crag => "hybrid+crag",
         }
     }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EvalReport {
-    dataset: String,
-    split: String,
-    queries: usize,
-    documents: usize,
-    chunks: usize,
-    ingest: IngestFigures,
-    index_bytes: u64,
-    peak_rss_bytes: Option<u64>,
-    stages: Vec<StageReport>,
-    evaluator: EvaluatorReport,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct IngestFigures {
-    documents_written: usize,
-    documents_deleted: usize,
-    chunks_written: usize,
-    chunks_per_second: Option<f64>,
-    elapsed_seconds: f64,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StageReport {
-    stage: &'static str,
-    ndcg_at_10: f64,
-    recall_at_10: f64,
-    recall_at_100: f64,
-    mrr_at_10: f64,
-    latency_ms: Latency,
-    clients: usize,
-    queries_per_second: Option<f64>,
-}
-
-#[derive(Serialize)]
-struct Latency {
-    p50: f64,
-    p95: f64,
-    p99: f64,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EvaluatorReport {
-    evaluator: String,
-    ablate: f64,
-    seed: u64,
-    ablated_queries: usize,
-    ablated_documents: usize,
-    answerable: usize,
-    unanswerable: usize,
-    /// Evaluator score against "the hybrid top 10 holds a relevant document".
-    auroc: Option<f64>,
-    /// The seed heuristic's score of the same documents against the same labels (when another
-    /// evaluator is configured).
-    heuristic_auroc: Option<f64>,
-    /// verdict -> [answerable, unanswerable].
-    verdicts: BTreeMap<String, [usize; 2]>,
-    corrections_raised_ndcg: usize,
-    corrections_lowered_ndcg: usize,
-    corrections_unchanged_ndcg: usize,
 }
 
 pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
@@ -541,77 +477,6 @@ fn evaluator_report(
         corrections_lowered_ndcg: lowered,
         corrections_unchanged_ndcg: unchanged,
     }
-}
-
-fn print_report(r: &EvalReport) {
-    println!(
-        "{} ({} split): {} queries, {} documents, {} chunks, index {:.1} MiB{}",
-        r.dataset,
-        r.split,
-        r.queries,
-        r.documents,
-        r.chunks,
-        r.index_bytes as f64 / (1024.0 * 1024.0),
-        r.peak_rss_bytes.map_or_else(String::new, |b| format!(
-            ", peak memory {:.0} MiB",
-            b as f64 / (1024.0 * 1024.0)
-        ))
-    );
-    match r.ingest.chunks_per_second {
-        Some(cps) => println!(
-            "ingest: {} chunks written in {:.1} s ({cps:.1} chunks/s)",
-            r.ingest.chunks_written, r.ingest.elapsed_seconds
-        ),
-        None if r.ingest.documents_deleted > 0 => println!(
-            "ingest: {} documents removed, nothing written",
-            r.ingest.documents_deleted
-        ),
-        None => println!("ingest: index up to date (nothing written)"),
-    }
-    println!(
-        "{:<12} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>10}",
-        "stage", "nDCG@10", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms", "q/s"
-    );
-    for s in &r.stages {
-        println!(
-            "{:<12} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>10}",
-            s.stage,
-            s.ndcg_at_10,
-            s.recall_at_10,
-            s.recall_at_100,
-            s.mrr_at_10,
-            s.latency_ms.p50,
-            s.latency_ms.p95,
-            s.latency_ms.p99,
-            s.queries_per_second
-                .map_or_else(|| "-".into(), |q| format!("{q:.1} ({}c)", s.clients)),
-        );
-    }
-    let e = &r.evaluator;
-    println!(
-        "evaluator {}: AUROC {}{} over {} answerable / {} unanswerable queries (ablated {} queries, {} documents; seed {})",
-        e.evaluator,
-        e.auroc.map_or_else(|| "n/a".into(), |a| format!("{a:.3}")),
-        e.heuristic_auroc.map_or_else(String::new, |a| format!(
-            " (seed heuristic on the same documents: {a:.3})"
-        )),
-        e.answerable,
-        e.unanswerable,
-        e.ablated_queries,
-        e.ablated_documents,
-        e.seed
-    );
-    println!(
-        "{:<12} {:>11} {:>13}",
-        "verdict", "answerable", "unanswerable"
-    );
-    for (v, [a, u]) in &e.verdicts {
-        println!("{v:<12} {a:>11} {u:>13}");
-    }
-    println!(
-        "corrections vs hybrid nDCG@10: raised {}, lowered {}, unchanged {}",
-        e.corrections_raised_ndcg, e.corrections_lowered_ndcg, e.corrections_unchanged_ndcg
-    );
 }
 
 /// Peak resident memory of this process (Linux `VmHWM`), if known.

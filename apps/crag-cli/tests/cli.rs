@@ -391,7 +391,10 @@ fn calibrate_self_fits_on_pseudo_queries_without_labels() {
     // Six documents, each asked by its title: as retrieved (answerable) and with the
     // document left out (unanswerable).
     assert!(stdout.contains("6 answerable / 6 unanswerable"), "{stdout}");
-    assert!(stdout.contains("without labels: 6 pseudo-queries"), "{stdout}");
+    assert!(
+        stdout.contains("without labels: 6 pseudo-queries"),
+        "{stdout}"
+    );
     let text = std::fs::read_to_string(&calibration).expect("calibration written");
     assert!(text.contains("without labels"), "{text}");
 }

@@ -8,6 +8,7 @@
 //! [`VectorIndex::optimize`] builds an IVF-HNSW-SQ index and searches use it, re-scoring its
 //! candidates exactly. `optimize` also compacts the small fragments every write leaves.
 
+mod ann;
 mod error;
 mod schema;
 mod vectors;
@@ -21,11 +22,9 @@ use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk};
 use crag_ports::{EmbeddedChunk, PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
-use lancedb::index::vector::IvfHnswSqIndexBuilder;
-use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::optimize::Duration;
-use lancedb::table::{CompactionOptions, OptimizeAction, OptimizeOptions};
+use lancedb::table::{CompactionOptions, OptimizeAction};
 use lancedb::{Connection, DistanceType, Table};
 
 use crate::error::map_lance_error;
@@ -226,68 +225,6 @@ impl LanceVectorIndex {
             rows: stats.num_rows,
             deleted_rows: stats.num_deleted_rows.unwrap_or(0),
         })
-    }
-
-    /// Returns the ANN index on the vector column, if there is one.
-    pub async fn ann_index(&self) -> PortResult<Option<AnnIndex>> {
-        let indices = self
-            .table
-            .list_indices()
-            .await
-            .map_err(map_lance_error("failed to list vector table indexes"))?;
-        let Some(name) = indices
-            .into_iter()
-            .find(|i| i.columns.iter().any(|c| c == VECTOR))
-            .map(|i| i.name)
-        else {
-            return Ok(None);
-        };
-        let stats = self
-            .table
-            .index_stats(&name)
-            .await
-            .map_err(map_lance_error(
-                "failed to read vector ANN index statistics",
-            ))?;
-        Ok(Some(AnnIndex {
-            indexed_rows: stats.as_ref().map_or(0, |s| s.num_indexed_rows),
-            unindexed_rows: stats.as_ref().map_or(0, |s| s.num_unindexed_rows),
-            name,
-        }))
-    }
-
-    /// Builds the ANN index once the table holds enough rows, or adds unindexed rows to it.
-    async fn maintain_ann(&self, rows: usize) -> PortResult<()> {
-        let AnnPolicy::FromRows(min_rows) = self.ann else {
-            return Ok(());
-        };
-        match self.ann_index().await? {
-            None if rows >= min_rows.max(1) => {
-                let partitions = rows.div_ceil(ROWS_PER_PARTITION).max(1);
-                let builder = IvfHnswSqIndexBuilder::default()
-                    .distance_type(DistanceType::Cosine)
-                    .num_partitions(u32::try_from(partitions).unwrap_or(u32::MAX));
-                self.table
-                    .create_index(&[VECTOR], Index::IvfHnswSq(builder))
-                    .execute()
-                    .await
-                    .map_err(map_lance_error("failed to build the vector ANN index"))?;
-                tracing::info!(table = %self.table_name, rows, partitions, "built vector ANN index");
-            }
-            Some(index) if index.unindexed_rows > 0 => {
-                self.table
-                    .optimize(OptimizeAction::Index(OptimizeOptions::default()))
-                    .await
-                    .map_err(map_lance_error("failed to update the vector ANN index"))?;
-                tracing::info!(
-                    table = %self.table_name,
-                    rows = index.unindexed_rows,
-                    "added rows to vector ANN index"
-                );
-            }
-            _ => {}
-        }
-        Ok(())
     }
 
     /// Runs a flat or indexed cosine search returning up to `limit` rows as scored chunks.
@@ -533,28 +470,4 @@ impl VectorIndex for LanceVectorIndex {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scores_map_cosine_distance_to_unit_range() {
-        assert_eq!(score_of(0.0), 1.0);
-        assert_eq!(score_of(1.0), 0.5);
-        assert_eq!(score_of(2.0), 0.0);
-        assert_eq!(score_of(-1e-6), 1.0);
-        assert_eq!(score_of(2.5), 0.0);
-        assert_eq!(score_of(f32::NAN), 0.0);
-    }
-
-    #[test]
-    fn predicate_quotes_ids() {
-        let ids = [
-            DocumentId::new("a.md").expect("id"),
-            DocumentId::new("it's \\ \"odd\"").expect("id"),
-        ];
-        assert_eq!(
-            document_predicate(&ids),
-            "document_id IN ('a.md', 'it''s \\ \"odd\"')"
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,73 @@
+//! The command line: arguments, subcommands and the configuration they load.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use crag_config::Config;
+
+use crate::{calibrate, commands, eval, serve};
+
+/// Self-correcting hybrid retrieval over your documents and code.
+#[derive(Debug, Parser)]
+#[command(name = "crag", version, about)]
+pub(crate) struct Cli {
+    /// Data directory holding the indexes (overrides `data_dir` / `CRAG_DATA_DIR`; default .crag).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// Vector store URI, a directory or an object-store URI (overrides `vectors_uri`);
+    /// default: <data-dir>/vectors.
+    #[arg(long, global = true)]
+    vectors_uri: Option<String>,
+    /// Configuration file (TOML; see docs/configuration.md); default: built-in defaults.
+    /// `CRAG_<SECTION>__<KEY>` environment variables override it.
+    #[arg(long, global = true, env = "CRAG_CONFIG")]
+    config: Option<PathBuf>,
+    /// Directory of the model and runtime assets (overrides `assets_dir`);
+    /// default: ~/.cache/crag/assets.
+    #[arg(long, global = true)]
+    assets_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Ingest a directory, a file, or a BEIR corpus.jsonl.
+    Ingest(commands::IngestArgs),
+    /// Retrieve, judge and correct the context for a query (Corrective RAG).
+    Query(commands::QueryArgs),
+    /// Show what the indexes hold.
+    Stats(commands::StatsArgs),
+    /// Measure retrieval quality, latency and the evaluator on a BEIR collection.
+    Eval(eval::EvalArgs),
+    /// Serve the HTTP and gRPC APIs over one engine (see docs/configuration.md).
+    Serve(serve::ServeArgs),
+    /// Fit the calibrated relevance evaluator on a judged split and write its calibration file.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Show the effective configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Print the effective configuration (defaults, file, environment, flags) as TOML;
+    /// auth tokens are redacted.
+    Print,
+}
+
+/// Defaults, then the file, then `CRAG_` variables, then the global flags.
+pub(crate) fn load_config(cli: &Cli) -> anyhow::Result<Config> {
+    let mut config = Config::load(cli.config.as_deref(), std::env::vars())?;
+    if let Some(dir) = &cli.data_dir {
+        config.data_dir = dir.clone();
+    }
+    if let Some(uri) = &cli.vectors_uri {
+        config.vectors_uri = Some(uri.clone());
+    }
+    if let Some(dir) = &cli.assets_dir {
+        config.assets_dir = Some(dir.clone());
+    }
+    config.validate()?;
+    Ok(config)
+}
