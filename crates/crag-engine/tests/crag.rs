@@ -166,6 +166,13 @@ fn rising(verdict: Verdict, scores: Vec<f32>) -> Arc<FnEvaluator> {
     ))
 }
 
+fn assert_unique<T: Ord + Clone + std::fmt::Debug>(items: &[T]) {
+    let mut unique = items.to_vec();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), items.len(), "duplicates in {items:?}");
+}
+
 fn ids(o: &QueryOutcome) -> Vec<String> {
     o.artifacts.iter().map(|a| a.chunk.id.to_string()).collect()
 }
@@ -1029,10 +1036,7 @@ async fn a_multi_step_question_retrieves_each_part_and_fuses_them() {
         docs.contains(&"rust.md") && docs.contains(&"async.md"),
         "{docs:?}"
     );
-    let mut unique = docs.clone();
-    unique.sort_unstable();
-    unique.dedup();
-    assert_eq!(unique.len(), docs.len(), "fused without duplicates");
+    assert_unique(&docs);
 }
 
 #[tokio::test]
@@ -1126,10 +1130,7 @@ async fn results_a_correction_pushes_out_of_the_judged_head_move_below_it() {
     for id in &local {
         assert!(got.contains(id), "{id} is kept: {got:?}");
     }
-    let mut unique = got.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(unique.len(), got.len(), "no duplicates: {got:?}");
+    assert_unique(&got);
 }
 
 #[tokio::test]

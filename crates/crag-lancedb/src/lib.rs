@@ -328,11 +328,15 @@ fn sort_hits(hits: &mut [ScoredChunk]) {
 /// LanceDB's SQL dialect reads backslashes literally, so doubling single quotes is the only
 /// escaping needed.
 fn document_predicate(ids: &[DocumentId]) -> String {
-    let literals: Vec<String> = ids
-        .iter()
-        .map(|id| format!("'{}'", id.as_str().replace('\'', "''")))
+    in_predicate(schema::DOCUMENT_ID, ids.iter().map(DocumentId::as_str))
+}
+
+/// `column IN (...)` over `values` quoted as SQL string literals (single quotes doubled).
+pub(crate) fn in_predicate<'a>(column: &str, values: impl Iterator<Item = &'a str>) -> String {
+    let literals: Vec<String> = values
+        .map(|v| format!("'{}'", v.replace('\'', "''")))
         .collect();
-    format!("{} IN ({})", schema::DOCUMENT_ID, literals.join(", "))
+    format!("{column} IN ({})", literals.join(", "))
 }
 
 #[async_trait]

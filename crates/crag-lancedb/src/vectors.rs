@@ -7,7 +7,7 @@ use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use crate::error::map_lance_error;
-use crate::{schema, LanceVectorIndex};
+use crate::{in_predicate, schema, LanceVectorIndex};
 
 /// Ids per `IN (...)` predicate.
 const IDS_PER_QUERY: usize = 256;
@@ -46,13 +46,9 @@ impl LanceVectorIndex {
     }
 }
 
-/// `chunk_id IN (...)`, quoting ids as SQL string literals (single quotes doubled).
+/// `chunk_id IN (...)`.
 fn chunk_predicate(ids: &[ChunkId]) -> String {
-    let literals: Vec<String> = ids
-        .iter()
-        .map(|id| format!("'{}'", id.as_str().replace('\'', "''")))
-        .collect();
-    format!("{} IN ({})", schema::CHUNK_ID, literals.join(", "))
+    in_predicate(schema::CHUNK_ID, ids.iter().map(ChunkId::as_str))
 }
 
 #[cfg(test)]

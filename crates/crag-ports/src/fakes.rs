@@ -38,6 +38,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Sorts hits best first, ties by chunk id, and keeps the first `k`.
+fn best_first(hits: &mut Vec<ScoredChunk>, k: usize) {
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.chunk.id.cmp(&b.chunk.id))
+    });
+    hits.truncate(k);
+}
+
 /// Keyword index over a map; scores a chunk by the number of query-term occurrences.
 #[derive(Debug, Default)]
 pub struct InMemoryKeywordIndex {
@@ -117,12 +127,7 @@ impl InMemoryKeywordIndex {
                 })
             })
             .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(a.chunk.id.cmp(&b.chunk.id))
-        });
-        hits.truncate(k);
+        best_first(&mut hits, k);
         hits
     }
 }
@@ -213,12 +218,7 @@ impl VectorIndex for InMemoryVectorIndex {
                 score: ((1.0 + cosine(vector, &r.vector)) / 2.0).clamp(0.0, 1.0),
             })
             .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(a.chunk.id.cmp(&b.chunk.id))
-        });
-        hits.truncate(k);
+        best_first(&mut hits, k);
         Ok(hits)
     }
 
