@@ -3,9 +3,9 @@
 //! Tokens are maximal runs of alphanumeric characters (apostrophes are dropped, so `SpaceX's`
 //! is one token), lowercased. A keyword is a token that is not an English stop word and has at
 //! least three characters, or two when it holds a digit (`5g`, `h2`). Matching compares
-//! normalised terms: a light suffix stripper folds plurals and `-ing`/`-ed` forms
-//! (`vitamins` -> `vitamin`, `launched` -> `launch`, `updates` -> `updat`) on both sides, so it
-//! never needs to produce real words.
+//! stems: crag's one stemmer (`crag_text::stem`, Snowball English, the keyword index's)
+//! folds plurals and `-ing`/`-ed` forms (`vitamins` -> `vitamin`, `launched` -> `launch`,
+//! `updates` -> `updat`) on both sides.
 
 use std::collections::HashSet;
 
@@ -213,33 +213,10 @@ fn is_keyword(token: &str) -> bool {
     long_enough && STOP_WORDS.binary_search(&token).is_err()
 }
 
-/// Folds plurals, `-ing`, `-ed` and a final `e` so inflected forms of a word meet.
+/// The stem of a keyword: crag's one stemmer (`crag_text::stem`, Snowball English, as the
+/// keyword index stems), so inflected forms meet and match the terms BM25 matched.
 fn normalize(token: &str) -> String {
-    let mut word = token.to_owned();
-    if word.chars().count() <= 3 {
-        return word;
-    }
-    if word.ends_with("ies") && word.chars().count() > 4 {
-        word.truncate(word.len() - 3);
-        word.push('y');
-    } else if word.ends_with("sses") {
-        word.truncate(word.len() - 2);
-    } else if word.ends_with('s')
-        && !word.ends_with("ss")
-        && !word.ends_with("us")
-        && !word.ends_with("is")
-    {
-        word.truncate(word.len() - 1);
-    }
-    if word.ends_with("ing") && word.chars().count() >= 7 {
-        word.truncate(word.len() - 3);
-    } else if word.ends_with("ed") && word.chars().count() >= 6 {
-        word.truncate(word.len() - 2);
-    }
-    if word.ends_with('e') && word.chars().count() >= 5 {
-        word.truncate(word.len() - 1);
-    }
-    word
+    crag_text::stem(token)
 }
 
 #[cfg(test)]
@@ -281,10 +258,14 @@ mod tests {
         ] {
             assert_eq!(normalize(a), normalize(b), "{a} vs {b}");
         }
-        assert_eq!(normalize("analysis"), "analysis");
+        // Snowball English, the keyword index's stemmer.
+        assert_eq!(normalize("analysis"), "analysi");
         assert_eq!(normalize("status"), "status");
         assert_eq!(normalize("process"), "process");
         assert_eq!(normalize("string"), "string");
+        for word in ["generalization", "studies", "effects", "running"] {
+            assert_eq!(normalize(word), crag_text::analyze(word)[0], "{word}");
+        }
         assert_ne!(normalize("cat"), normalize("education"));
     }
 

@@ -90,55 +90,15 @@ pub fn content_terms(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Light suffix stemming so that "effects"/"effect", "studies"/"study", "running"/"run" and
-/// "computed"/"compute" meet: plural endings first, then "-ing"/"-ed", then a final "e".
-/// Applied identically to both sides of a comparison, so it only needs to be consistent, not
-/// linguistically exact. Words shorter than four characters or with non-letters are kept.
+/// The stem of a normalised word: crag's one stemmer (`crag_text::stem`, Snowball English,
+/// as the keyword index stems), so "effects"/"effect", "studies"/"study" and
+/// "running"/"run" meet, and refinement matches the terms BM25 matched. Words with
+/// non-letters ("c++", "node.js", "3.5") are kept whole.
 pub(crate) fn stem(word: &str) -> String {
-    if word.chars().count() < 4 || !word.chars().all(char::is_alphabetic) {
+    if !word.chars().all(char::is_alphabetic) {
         return word.to_owned();
     }
-    let mut w = word.to_owned();
-    if w.ends_with("sses") {
-        w.truncate(w.len() - 2);
-    } else if w.ends_with("ies") && w.len() > 4 {
-        w.truncate(w.len() - 3);
-        w.push('y');
-    } else if ["ches", "shes", "xes", "zes"]
-        .iter()
-        .any(|s| w.ends_with(s))
-    {
-        w.truncate(w.len() - 2);
-    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
-        w.truncate(w.len() - 1);
-    }
-    for suffix in ["ing", "ed"] {
-        if let Some(s) = w.strip_suffix(suffix) {
-            if s.chars().count() >= 3 && s.chars().any(is_vowel) {
-                w = undouble(s);
-                break;
-            }
-        }
-    }
-    if w.ends_with('e') && w.chars().count() >= 4 {
-        w.pop();
-    }
-    w
-}
-
-/// "runn" -> "run", "stopp" -> "stop"; keeps "ll", "ss", "zz" ("install", "pass").
-fn undouble(s: &str) -> String {
-    let mut chars = s.chars().rev();
-    match (chars.next(), chars.next()) {
-        (Some(a), Some(b)) if a == b && !matches!(a, 'l' | 's' | 'z') && !is_vowel(a) => {
-            s[..s.len() - a.len_utf8()].to_owned()
-        }
-        _ => s.to_owned(),
-    }
-}
-
-fn is_vowel(c: char) -> bool {
-    matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')
+    crag_text::stem(word)
 }
 
 #[cfg(test)]
@@ -200,7 +160,9 @@ mod tests {
         ] {
             assert_eq!(stem(a), stem(b), "{a} vs {b}");
         }
-        assert_eq!(stem("analysis"), "analysis");
+        // Snowball English, the keyword index's stemmer: the terms BM25 matched.
+        assert_eq!(stem("analysis"), "analysi");
+        assert_eq!(stem("analysis"), crag_text::analyze("analysis")[0]);
         assert_eq!(stem("status"), "status");
         assert_eq!(stem("bus"), "bus");
         assert_eq!(stem("3.5s"), "3.5s");

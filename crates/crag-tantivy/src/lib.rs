@@ -7,6 +7,7 @@
 //!
 //! Tantivy work runs on Tokio's blocking pool; every call must come from a Tokio runtime.
 
+mod analysis;
 mod error;
 mod index;
 mod schema;

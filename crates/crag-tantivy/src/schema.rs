@@ -7,33 +7,19 @@ use crag_ports::PortError;
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
-use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
-    StopWordFilter, TextAnalyzer,
-};
+use tantivy::tokenizer::TextAnalyzer;
+
+use crate::analysis::CragTextTokenizer;
 use tantivy::{TantivyDocument, Term};
 
 /// Name under which the English analyzer is registered on the index.
 pub(crate) const ANALYZER: &str = "crag_en";
 
-/// Tokens longer than this many bytes (hashes, base64 blobs) are dropped.
-const MAX_TOKEN_BYTES: usize = 40;
-
-/// Builds the analyzer of titles, texts and queries.
+/// Builds the analyzer of titles, texts and queries: `crag-text`'s analysis (the same terms
+/// as Tantivy's English chain of simple tokenizer, 40-byte limit, lowercasing, ASCII folding,
+/// Lucene's stop words and the Snowball stemmer; tested token for token).
 pub(crate) fn analyzer() -> Result<TextAnalyzer, PortError> {
-    let stop_words = StopWordFilter::new(Language::English).ok_or_else(|| {
-        PortError::new(
-            crag_ports::ErrorKind::Internal,
-            "english stop words are not available",
-        )
-    })?;
-    Ok(TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
-        .filter(LowerCaser)
-        .filter(AsciiFoldingFilter)
-        .filter(stop_words)
-        .filter(Stemmer::new(Language::English))
-        .build())
+    Ok(TextAnalyzer::builder(CragTextTokenizer::default()).build())
 }
 
 /// The fields of the index schema.

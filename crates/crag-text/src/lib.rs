@@ -1,0 +1,228 @@
+//! crag's one text analysis, pure: the keyword index (BM25), query expansion, knowledge
+//! refinement and the heuristic evaluator all reduce words to the same terms with it.
+//!
+//! The chain is the keyword index's: maximal runs of alphanumeric characters, tokens of 40
+//! bytes or more dropped (hashes, base64), lowercased, folded to ASCII where a letter has an
+//! ASCII base (`é` -> `e`, `ß` -> `ss`), Lucene's 33 English stop words removed, and the
+//! Snowball English stemmer applied (`frostem`, the implementation Tantivy's own `Stemmer`
+//! uses). Crates that need more (a longer stop list for keyword extraction, phrases kept
+//! whole for display) filter these terms further; they never stem differently.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::UnicodeNormalization;
+
+/// Tokens this many bytes long or longer are dropped (as the keyword index does).
+pub const MAX_TOKEN_BYTES: usize = 40;
+
+/// Lucene's English stop words (`EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`), as Tantivy's
+/// `StopWordFilter::new(Language::English)` uses them; sorted.
+pub const ENGLISH_STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with",
+];
+
+/// A token of a text: its byte range in the text and its raw form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token<'a> {
+    /// Byte offset of its first character.
+    pub start: usize,
+    /// Byte offset just past its last character.
+    pub end: usize,
+    /// The token as written.
+    pub text: &'a str,
+}
+
+/// The raw tokens of `text`: maximal runs of alphanumeric characters, in order.
+pub fn tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
+    let mut start: Option<usize> = None;
+    let mut chars = text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')));
+    std::iter::from_fn(move || {
+        for (i, c) in chars.by_ref() {
+            match (start, c.is_alphanumeric() && i < text.len()) {
+                (None, true) => start = Some(i),
+                (Some(s), false) => {
+                    start = None;
+                    return Some(Token {
+                        start: s,
+                        end: i,
+                        text: &text[s..i],
+                    });
+                }
+                _ => {}
+            }
+        }
+        None
+    })
+}
+
+/// Whether `word` (lowercase, folded) is one of [`ENGLISH_STOP_WORDS`].
+pub fn is_stop_word(word: &str) -> bool {
+    ENGLISH_STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Folds `word` to ASCII where its letters have an ASCII base: a letter whose compatibility
+/// decomposition is an ASCII character followed by combining marks becomes that character
+/// (`é` -> `e`, `ﬁ` -> `fi`), and the Latin letters that do not decompose get their usual
+/// spelling (`ß` -> `ss`, `æ` -> `ae`, `ø` -> `o`). Everything else (Greek, Cyrillic, CJK,
+/// marks of other scripts) is kept as it is.
+pub fn fold(word: &str) -> Cow<'_, str> {
+    if word.is_ascii() {
+        return Cow::Borrowed(word);
+    }
+    let mut out = String::with_capacity(word.len());
+    for c in word.chars() {
+        if c.is_ascii() {
+            out.push(c);
+            continue;
+        }
+        if let Some(spelled) = latin_without_decomposition(c) {
+            out.push_str(spelled);
+            continue;
+        }
+        let decomposed: String = std::iter::once(c).nfkd().collect();
+        let base: String = decomposed
+            .chars()
+            .filter(|d| !is_combining_mark(*d))
+            .collect();
+        if !base.is_empty() && base.is_ascii() {
+            out.push_str(&base);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn latin_without_decomposition(c: char) -> Option<&'static str> {
+    Some(match c {
+        'ß' => "ss",
+        'æ' => "ae",
+        'Æ' => "AE",
+        'œ' => "oe",
+        'Œ' => "OE",
+        'ø' => "o",
+        'Ø' => "O",
+        'ł' => "l",
+        'Ł' => "L",
+        'đ' | 'ð' => "d",
+        'Đ' | 'Ð' => "D",
+        'þ' => "th",
+        'Þ' => "TH",
+        'ı' => "i",
+        _ => return None,
+    })
+}
+
+fn stemmer() -> &'static frostem::Stemmer {
+    static STEMMER: OnceLock<frostem::Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| frostem::Stemmer::new(frostem::Algorithm::English))
+}
+
+/// The Snowball English stem of `word` (expected lowercase).
+pub fn stem(word: &str) -> String {
+    stemmer().stem(word).into_owned()
+}
+
+/// The index term of one raw token: `None` when it is too long or a stop word.
+pub fn term(token: &str) -> Option<String> {
+    if token.len() >= MAX_TOKEN_BYTES {
+        return None;
+    }
+    let lower = token.to_lowercase();
+    // Lowercase again: a compatibility form may fold to a capital (`𝐀` -> `A`).
+    let folded = match fold(&lower) {
+        Cow::Borrowed(same) => Cow::Borrowed(same),
+        Cow::Owned(folded) => Cow::Owned(folded.to_lowercase()),
+    };
+    if is_stop_word(&folded) {
+        return None;
+    }
+    Some(stem(&folded))
+}
+
+/// The index terms of `text`, in order, duplicates kept: what the keyword index stores and
+/// searches for this text.
+pub fn analyze(text: &str) -> Vec<String> {
+    tokens(text).filter_map(|t| term(t.text)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn stop_words_are_sorted() {
+        assert!(ENGLISH_STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(ENGLISH_STOP_WORDS.len(), 33);
+    }
+
+    #[test]
+    fn analysis_splits_lowercases_folds_drops_stop_words_and_stems() {
+        assert_eq!(
+            analyze("The Café's régime: running, studies and IT-systems!"),
+            ["cafe", "s", "regim", "run", "studi", "system"]
+        );
+        assert_eq!(analyze("Straße Ærø Łódź"), ["strass", "aero", "lodz"]);
+        assert_eq!(analyze("α-helix β2"), ["α", "helix", "β2"]);
+        assert!(analyze(&"x".repeat(40)).is_empty());
+        assert_eq!(analyze(&"x".repeat(39)), ["x".repeat(39)]);
+    }
+
+    #[test]
+    fn tokens_carry_their_offsets() {
+        let t: Vec<_> = tokens("  ab, cé-d ").collect();
+        assert_eq!(
+            t,
+            [
+                Token {
+                    start: 2,
+                    end: 4,
+                    text: "ab"
+                },
+                Token {
+                    start: 6,
+                    end: 9,
+                    text: "cé"
+                },
+                Token {
+                    start: 10,
+                    end: 11,
+                    text: "d"
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_stemmer_is_snowball_english() {
+        for (word, stemmed) in [
+            ("effects", "effect"),
+            ("studies", "studi"),
+            ("running", "run"),
+            ("computed", "comput"),
+            ("generalization", "general"),
+            ("updates", "updat"),
+        ] {
+            assert_eq!(stem(word), stemmed, "{word}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn terms_are_lowercase_short_and_never_stop_words(text in "\\PC{0,200}") {
+            for t in analyze(&text) {
+                prop_assert!(t.len() < MAX_TOKEN_BYTES * 2, "{t}");
+                prop_assert!(!t.is_empty());
+                prop_assert!(!is_stop_word(&t));
+                prop_assert_eq!(t.to_lowercase(), t.clone());
+            }
+        }
+    }
+}
