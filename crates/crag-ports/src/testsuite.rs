@@ -7,9 +7,11 @@ use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
 
 use crate::{EmbeddedChunk, Embedder, KeywordIndex, VectorIndex};
 
+mod evaluator;
 mod feedback;
 mod rerank;
 
+pub use evaluator::{relevance_evaluator_suite, sample_evaluation_input};
 use feedback::{stored_vectors_contract, weighted_terms_contract};
 pub use rerank::{reranker_suite, RerankerModel};
 
@@ -358,5 +360,21 @@ mod tests {
         let embedder = HashEmbedder::new(64);
         vector_index_suite(&InMemoryVectorIndex::new(64), &embedder).await;
         embedder_suite(&embedder).await;
+        let evaluator = crate::fakes::FnEvaluator::new("fake", |_q, docs| {
+            if docs.is_empty() {
+                return Ok(crag_core::Evaluation::nothing_retrieved());
+            }
+            let scores: Vec<Option<f32>> = docs.iter().map(|d| Some(d.similarity)).collect();
+            let mean = scores.iter().flatten().sum::<f32>() / docs.len() as f32;
+            Ok(crag_core::Evaluation {
+                verdict: crag_core::Verdict::Ambiguous,
+                score: mean,
+                document_scores: scores,
+                criteria: Vec::new(),
+                reasoning: "mean similarity".into(),
+                issues: Vec::new(),
+            })
+        });
+        relevance_evaluator_suite(&evaluator).await;
     }
 }
