@@ -10,10 +10,12 @@ use crate::{EmbeddedChunk, Embedder, KeywordIndex, VectorIndex};
 mod evaluator;
 mod feedback;
 mod rerank;
+mod websearch;
 
 pub use evaluator::{relevance_evaluator_suite, sample_evaluation_input};
 use feedback::{stored_vectors_contract, weighted_terms_contract};
 pub use rerank::{reranker_suite, RerankerModel};
+pub use websearch::web_search_suite;
 
 /// Builds a chunk of `document` for tests.
 pub fn chunk(document: &str, ordinal: usize, title: &str, text: &str) -> Chunk {
@@ -376,5 +378,13 @@ mod tests {
             })
         });
         relevance_evaluator_suite(&evaluator).await;
+        let web: Vec<crate::WebResult> = (1..=5)
+            .map(|i| crate::WebResult {
+                title: format!("Result {i}"),
+                url: format!("https://example.org/{i}"),
+                snippet: String::new(),
+            })
+            .collect();
+        web_search_suite(&crate::fakes::StaticWebSearch::new(web), "anything").await;
     }
 }

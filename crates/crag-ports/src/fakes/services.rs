@@ -97,6 +97,11 @@ impl crate::WebSearch for StaticWebSearch {
     }
 
     async fn search(&self, query: &str, limit: usize) -> PortResult<Vec<crate::WebResult>> {
+        if query.trim().is_empty() || limit == 0 {
+            return Err(PortError::invalid_input(
+                "a web search needs a query and a positive limit",
+            ));
+        }
         lock(&self.queries).push(query.to_owned());
         match &self.answer {
             Ok(results) => Ok(results.iter().take(limit).cloned().collect()),

@@ -206,3 +206,10 @@ async fn bad_configuration_is_invalid_input() {
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
     }
 }
+
+#[tokio::test]
+async fn passes_the_web_search_suite() {
+    let (_server, search) = serve(Canned::html(fixture("duckduckgo_results.html"))).await;
+    crag_ports::testsuite::web_search_suite(&search, "corrective retrieval augmented generation")
+        .await;
+}

@@ -240,3 +240,10 @@ async fn an_oversized_answer_is_internal() {
     assert_eq!(error.kind(), ErrorKind::Internal);
     assert_eq!(error.to_string(), "searxng answer is larger than 4 MiB");
 }
+
+#[tokio::test]
+async fn passes_the_web_search_suite() {
+    let (_server, search) = serve(Canned::json(fixture("searxng_results.json"))).await;
+    crag_ports::testsuite::web_search_suite(&search, "corrective retrieval augmented generation")
+        .await;
+}
