@@ -17,8 +17,6 @@ use crate::retry::{retry, Failure, RetryPolicy};
 
 /// What the errors of this adapter call the remote end.
 const WHAT: &str = "chat completion";
-/// Highest sampling temperature accepted by OpenAI-compatible servers.
-const MAX_TEMPERATURE: f32 = 2.0;
 
 /// Configuration of [`OpenAiChat`].
 #[derive(Clone)]
@@ -184,23 +182,7 @@ fn chat_endpoint(base: &Url) -> PortResult<Url> {
 }
 
 fn validate(request: &CompletionRequest) -> PortResult<()> {
-    if request.messages.is_empty() {
-        return Err(PortError::invalid_input(
-            "completion request has no messages",
-        ));
-    }
-    if request.max_tokens == 0 {
-        return Err(PortError::invalid_input(
-            "completion request max_tokens must be at least 1",
-        ));
-    }
-    let t = request.temperature;
-    if !(t.is_finite() && (0.0..=MAX_TEMPERATURE).contains(&t)) {
-        return Err(PortError::invalid_input(format!(
-            "completion request temperature must be between 0 and {MAX_TEMPERATURE}, got {t}"
-        )));
-    }
-    Ok(())
+    request.validate()
 }
 
 /// Returns `choices[0].message.content`, failing with `Internal` when it is missing or blank.

@@ -21,7 +21,7 @@ pub use embedder::Embedder;
 pub use error::{ErrorKind, PortError, PortResult};
 pub use evaluator::RelevanceEvaluator;
 pub use keyword::{DocumentEntry, KeywordIndex};
-pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role};
+pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role, MAX_TEMPERATURE};
 pub use reranker::{RerankScore, Reranker};
 pub use vector::{EmbeddedChunk, VectorIndex};
 pub use websearch::{WebResult, WebSearch};

@@ -2,7 +2,7 @@ use std::fmt::Debug;
 
 use async_trait::async_trait;
 
-use crate::PortResult;
+use crate::{PortError, PortResult};
 
 /// Author of a chat message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +51,33 @@ pub struct CompletionRequest {
     pub max_tokens: u32,
     /// Sampling temperature (0 for deterministic judgements).
     pub temperature: f32,
+}
+
+/// Highest sampling temperature a request may ask for (OpenAI's bound).
+pub const MAX_TEMPERATURE: f32 = 2.0;
+
+impl CompletionRequest {
+    /// Checks the request every language model refuses as invalid input: no messages, a zero
+    /// token budget, a temperature outside `0..=MAX_TEMPERATURE` or not finite.
+    pub fn validate(&self) -> PortResult<()> {
+        if self.messages.is_empty() {
+            return Err(PortError::invalid_input(
+                "completion request has no messages",
+            ));
+        }
+        if self.max_tokens == 0 {
+            return Err(PortError::invalid_input(
+                "completion request max_tokens must be at least 1",
+            ));
+        }
+        let t = self.temperature;
+        if !(t.is_finite() && (0.0..=MAX_TEMPERATURE).contains(&t)) {
+            return Err(PortError::invalid_input(format!(
+                "completion request temperature must be between 0 and {MAX_TEMPERATURE}, got {t}"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// A chat language model.

@@ -9,11 +9,13 @@ use crate::{EmbeddedChunk, Embedder, KeywordIndex, VectorIndex};
 
 mod evaluator;
 mod feedback;
+mod language_model;
 mod rerank;
 mod websearch;
 
 pub use evaluator::{relevance_evaluator_suite, sample_evaluation_input};
 use feedback::{stored_vectors_contract, weighted_terms_contract};
+pub use language_model::{language_model_suite, sample_completion_request};
 pub use rerank::{reranker_suite, RerankerModel};
 pub use websearch::web_search_suite;
 
@@ -386,5 +388,7 @@ mod tests {
             })
             .collect();
         web_search_suite(&crate::fakes::StaticWebSearch::new(web), "anything").await;
+        let model = crate::fakes::ScriptedLanguageModel::new([Ok("Blue.".to_owned())]);
+        language_model_suite(&model).await;
     }
 }

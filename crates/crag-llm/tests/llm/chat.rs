@@ -316,3 +316,15 @@ fn api_key_from_unset_env_keeps_the_key() {
     .api_key_from_env("CRAG_LLM_TEST_VARIABLE_THAT_IS_NEVER_SET");
     assert_eq!(config.api_key.as_deref(), Some("explicit"));
 }
+
+#[tokio::test]
+async fn passes_the_language_model_suite() {
+    let server = FakeServer::start(|_, _| completion("Blue.")).await;
+    let chat = OpenAiChat::new(config(server.url("/v1"))).expect("chat");
+    crag_ports::testsuite::language_model_suite(&chat).await;
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "invalid requests are refused before sending"
+    );
+}

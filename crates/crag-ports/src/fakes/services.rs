@@ -141,6 +141,7 @@ impl crate::LanguageModel for ScriptedLanguageModel {
     }
 
     async fn complete(&self, request: &crate::CompletionRequest) -> PortResult<String> {
+        request.validate()?;
         lock(&self.requests).push(request.clone());
         match lock(&self.replies).pop_front() {
             Some(Ok(text)) => Ok(text),
