@@ -14,4 +14,13 @@ for crate in "${PURE_CRATES[@]}"; do
   fi
 done
 [ $status -eq 0 ] && echo "pure crates are pure: ${PURE_CRATES[*]}" >&2
-exit $status
+[ $status -eq 0 ] || exit $status
+
+# The configuration schema builds nothing: no adapter crate, no backend.
+ADAPTERS='^(crag-lancedb|crag-tantivy|crag-onnx|crag-websearch|crag-llm|crag-app|lancedb|tantivy|ort|reqwest|tonic|axum) '
+found=$(cargo tree --locked -e normal -p crag-config --prefix none | sort -u | grep -E "$ADAPTERS" || true)
+if [ -n "$found" ]; then
+  echo "crag-config depends on an adapter or backend: $found" >&2
+  exit 1
+fi
+echo "crag-config depends on no adapter" >&2

@@ -44,17 +44,23 @@ fn retrieval(c: &mut Criterion) {
     };
     let vectors_uri = config.vectors_uri();
     let engine = runtime
-        .block_on(config.open_indexes(&index, &vectors_uri, EngineConfig::default()))
+        .block_on(crag_app::compose::open_indexes(
+            &config,
+            &index,
+            &vectors_uri,
+            EngineConfig::default(),
+        ))
         .expect("engine")
-        .with_crag(config.components().expect("components"))
+        .with_crag(crag_app::compose::components(&config).expect("components"))
         .expect("crag");
-    let assets = EmbedderAssets::from_manifest(&config.assets_dir()).expect("assets");
+    let assets =
+        EmbedderAssets::from_manifest(&crag_app::compose::assets_dir(&config)).expect("assets");
     let embedder = OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)).expect("embedder");
     let dimension = embedder.dimension();
     let vectors = runtime
         .block_on(crag_lancedb::LanceVectorIndex::open(
             &vectors_uri,
-            crag_config::VECTOR_TABLE,
+            crag_app::compose::VECTOR_TABLE,
             dimension,
         ))
         .expect("vectors");

@@ -186,10 +186,10 @@ pub async fn prepare_index(
         .with_context(|| format!("cannot create {}", index_dir.display()))?;
     let config = &ctx.config;
     let vectors_uri = index_dir.join("vectors").to_string_lossy().into_owned();
-    let engine = config
-        .open_indexes(&index_dir, &vectors_uri, config.engine_config())
-        .await?
-        .with_crag(config.components()?)?;
+    let engine =
+        crag_app::compose::open_indexes(config, &index_dir, &vectors_uri, config.engine_config())
+            .await?
+            .with_crag(crag_app::compose::components(config)?)?;
     eprintln!(
         "indexing {} documents of {} into {}",
         loaded.documents.len(),

@@ -23,9 +23,13 @@ impl Context {
 
     /// The embedded stack on the configured data directory, without the Corrective RAG adapters.
     pub(crate) async fn engine(&self, engine: EngineConfig) -> Result<Engine> {
-        self.config
-            .open_indexes(self.data_dir(), &self.config.vectors_uri(), engine)
-            .await
+        crag_app::compose::open_indexes(
+            &self.config,
+            self.data_dir(),
+            &self.config.vectors_uri(),
+            engine,
+        )
+        .await
     }
 }
 
@@ -132,7 +136,7 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     if let Some(url) = &args.web_search_url {
         config.web_search.url = Some(url.clone());
     }
-    let parts = config.components()?;
+    let parts = crag_app::compose::components(&config)?;
     let request = |query: Query| QueryRequest {
         use_crag: !args.no_crag,
         use_web_search: !args.no_web,

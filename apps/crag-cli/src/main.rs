@@ -19,16 +19,16 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     // A server logs its requests; the one-shot commands only warnings.
     let default_level = if matches!(cli.command, Command::Serve(_)) {
-        crag_config::SERVER_LOG_FILTER
+        crag_app::SERVER_LOG_FILTER
     } else {
         "warn"
     };
-    crag_config::init_tracing(default_level);
+    crag_app::init_tracing(default_level);
     let result = match load_config(&cli) {
         Ok(config) => run(cli.command, commands::Context { config }).await,
         Err(err) => Err(err),
     };
-    crag_config::exit_code(result)
+    crag_app::exit_code(result)
 }
 
 async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {

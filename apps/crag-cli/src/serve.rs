@@ -28,17 +28,17 @@ pub async fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
         config.server.grpc_addr = addr;
     }
     config.validate()?;
-    let tokens = config.token_set()?;
+    let tokens = crag_app::TokenSet::from_config(&config)?;
     if !tokens.is_enabled() {
         tracing::warn!(
             "no [auth] tokens configured: the APIs are open to anyone who can reach them"
         );
     }
-    let engine = config.engine().await?;
+    let engine = crag_app::compose::engine(&config).await?;
     let grace = Duration::from_millis(config.server.shutdown_grace_ms);
     let (stop, stopped) = watch::channel(false);
     tokio::spawn(async move {
-        crag_config::shutdown_signal().await;
+        crag_app::shutdown_signal().await;
         let _ = stop.send(true);
     });
     let signal = |mut rx: watch::Receiver<bool>| async move {
@@ -51,8 +51,7 @@ pub async fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
         grace,
     );
     let grpc = crag_grpc::run(
-        crag_grpc::CragService::new(engine, &config)?,
-        tokens,
+        crag_grpc::CragService::new(engine, &config, tokens)?,
         config.server.grpc_addr,
         signal(stopped),
         grace,

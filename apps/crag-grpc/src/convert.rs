@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crag_config::{DocumentParams, QueryParams};
+use crag_app::{DocumentParams, QueryParams};
 use crag_core::LegHit;
 use crag_engine::{Artifact, ArtifactOrigin, IngestReport, QueryOutcome};
 
@@ -145,18 +145,23 @@ pub(crate) fn query_response(session_id: String, o: &QueryOutcome) -> pb::QueryR
     }
 }
 
-pub(crate) fn ingest_response(
-    received: usize,
-    report: Option<&IngestReport>,
-    errors: Vec<pb::DocumentError>,
-) -> pb::IngestResponse {
+pub(crate) fn ingest_response(outcome: crag_app::IngestOutcome) -> pb::IngestResponse {
+    let report = outcome.report.as_ref();
     let count = |f: fn(&IngestReport) -> usize| report.map_or(0, f) as u32;
     pb::IngestResponse {
-        documents_received: received as u32,
+        documents_received: outcome.received as u32,
         documents_added: count(|r| r.documents_added),
         documents_updated: count(|r| r.documents_updated),
         documents_unchanged: count(|r| r.documents_unchanged),
         chunks_written: count(|r| r.chunks_written),
-        errors,
+        errors: outcome
+            .errors
+            .into_iter()
+            .map(|e| pb::DocumentError {
+                index: e.index as u32,
+                id: e.id,
+                message: e.message,
+            })
+            .collect(),
     }
 }

@@ -15,13 +15,11 @@ pub use metrics::GrpcMetrics;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use crag_config::{Config, LimitsSection, TokenSet};
-use crag_engine::{Engine, EngineError, NoProgress, Scope};
-use crag_ports::ErrorKind;
-use tokio::sync::Semaphore;
+use crag_app::{Api, AppError, Code, TokenSet};
+use crag_config::Config;
+use crag_engine::Engine;
 use tonic::{Request, Response, Status, Streaming};
 
 /// Generated protobuf types, server and client of `crag.v1`.
@@ -36,77 +34,76 @@ pub mod pb {
 
 use pb::crag_server::{Crag, CragServer};
 
-/// The one mapping from engine errors to gRPC status codes. Internal errors are logged with
-/// their detail and answered without it.
-pub fn status(e: EngineError) -> Status {
-    match e.kind() {
-        ErrorKind::InvalidInput => Status::invalid_argument(e.to_string()),
-        ErrorKind::NotFound => Status::not_found(e.to_string()),
-        ErrorKind::Timeout => Status::deadline_exceeded(e.to_string()),
-        ErrorKind::Unavailable => {
-            tracing::warn!(error = %e, "unavailable");
-            Status::unavailable(format!("a dependency failed: {e}"))
-        }
-        ErrorKind::Internal => {
-            tracing::error!(error = format!("{e:#}"), "internal error");
-            Status::internal("internal error; see the server log")
-        }
+/// The one mapping from the application's error kinds to gRPC status codes.
+pub fn status(e: AppError) -> Status {
+    let code = match e.code {
+        Code::InvalidArgument => tonic::Code::InvalidArgument,
+        Code::Unauthenticated => tonic::Code::Unauthenticated,
+        Code::NotFound => tonic::Code::NotFound,
+        Code::ResourceExhausted => tonic::Code::ResourceExhausted,
+        Code::Unavailable => tonic::Code::Unavailable,
+        Code::DeadlineExceeded => tonic::Code::DeadlineExceeded,
+        Code::Internal => tonic::Code::Internal,
+    };
+    Status::new(code, e.message)
+}
+
+/// What a call can fail with: an application error, or a status tonic already made (a broken
+/// or oversized stream keeps its own code).
+trait IntoStatus {
+    fn into_status(self) -> Status;
+}
+
+impl IntoStatus for AppError {
+    fn into_status(self) -> Status {
+        status(self)
     }
 }
 
-fn invalid(e: crag_config::Invalid) -> Status {
-    Status::invalid_argument(e.0)
+impl IntoStatus for Status {
+    fn into_status(self) -> Status {
+        self
+    }
 }
 
 /// The `crag.v1.Crag` service.
 #[derive(Clone)]
 pub struct CragService {
-    engine: Engine,
-    limits: LimitsSection,
-    in_flight: Arc<Semaphore>,
-    timeout: Duration,
+    api: Api,
+    max_ingest_batch: usize,
+    max_body_bytes: usize,
     metrics: GrpcMetrics,
 }
 
 impl CragService {
-    /// The service over `engine` with the configuration's limits and server settings; its
-    /// metrics (`crag_grpc_*`) join the engine's registry, so one engine serves one gRPC service.
-    pub fn new(engine: Engine, config: &Config) -> anyhow::Result<Self> {
+    /// The service over `engine` with the configuration's limits, tokens and server settings;
+    /// its metrics (`crag_grpc_*`) join the engine's registry, so one engine serves one gRPC
+    /// service.
+    pub fn new(engine: Engine, config: &Config, tokens: TokenSet) -> anyhow::Result<Self> {
         let metrics = GrpcMetrics::register(engine.metrics().registry())
             .map_err(|e| anyhow::anyhow!("cannot register the gRPC metrics: {e}"))?;
         Ok(Self {
-            engine,
-            limits: config.limits,
-            in_flight: Arc::new(Semaphore::new(config.server.max_concurrent_requests)),
-            timeout: Duration::from_millis(config.server.request_timeout_ms),
+            api: Api::new(engine, config, tokens),
+            max_ingest_batch: config.limits.max_ingest_batch,
+            max_body_bytes: config.limits.max_body_bytes,
             metrics,
         })
     }
 
-    /// Runs `work` under the concurrency limit (refuse, never queue) and the deadline, and
-    /// counts the call of `method` with its outcome.
-    async fn guarded<T>(
+    /// Runs `work` under the application's load shedding and deadline, and counts the call of
+    /// `method` with its outcome.
+    async fn guarded<T, E: IntoStatus>(
         &self,
         method: &str,
-        work: impl Future<Output = Result<T, Status>>,
+        work: impl Future<Output = Result<T, E>>,
     ) -> Result<Response<T>, Status> {
         let started = std::time::Instant::now();
-        let result = match Arc::clone(&self.in_flight).try_acquire_owned() {
-            Err(_) => {
-                self.metrics.rejected("concurrency");
-                Err(Status::resource_exhausted(
-                    "too many requests in flight; retry later",
-                ))
+        let result = match self.api.guarded(work).await {
+            Ok(result) => result.map(Response::new).map_err(IntoStatus::into_status),
+            Err(shed) => {
+                self.metrics.rejected(shed.reason());
+                Err(status(shed.into()))
             }
-            Ok(_permit) => match tokio::time::timeout(self.timeout, work).await {
-                Ok(result) => result.map(Response::new),
-                Err(_) => {
-                    self.metrics.rejected("timeout");
-                    Err(Status::deadline_exceeded(
-                        "the request took longer than the server's timeout",
-                    ))
-                }
-            },
         };
         let code = result
             .as_ref()
@@ -125,9 +122,8 @@ impl Crag for CragService {
         let message = request.into_inner();
         self.guarded("Query", async {
             let params = convert::query_params(message);
-            let request = self.limits.query_request(&params).map_err(invalid)?;
-            let outcome = self.engine.query(&request).await.map_err(status)?;
-            Ok(convert::query_response(
+            let (_, outcome) = self.api.query(&params).await?;
+            Ok::<_, AppError>(convert::query_response(
                 params.session_id.unwrap_or_default(),
                 &outcome,
             ))
@@ -143,45 +139,16 @@ impl Crag for CragService {
         self.guarded("Ingest", async {
             let mut received = Vec::new();
             while let Some(document) = stream.message().await? {
-                if received.len() == self.limits.max_ingest_batch {
+                if received.len() == self.max_ingest_batch {
                     return Err(Status::invalid_argument(format!(
                         "more than {} documents in one stream (limits.max_ingest_batch)",
-                        self.limits.max_ingest_batch
+                        self.max_ingest_batch
                     )));
                 }
-                received.push(document);
+                received.push(convert::document(document));
             }
-            self.limits.ingest_batch(received.len()).map_err(invalid)?;
-            let total = received.len();
-            let mut documents = Vec::with_capacity(total);
-            let mut errors = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            for (index, d) in received.into_iter().enumerate() {
-                let id = d.id.clone();
-                let error = |message: String| pb::DocumentError {
-                    index: index as u32,
-                    id: id.clone(),
-                    message,
-                };
-                match self.limits.document(&convert::document(d)) {
-                    Ok(doc) if !seen.insert(doc.id.clone()) => {
-                        errors.push(error("duplicate id in this stream".into()))
-                    }
-                    Ok(doc) => documents.push(doc),
-                    Err(e) => errors.push(error(e.0)),
-                }
-            }
-            let report = if documents.is_empty() {
-                None
-            } else {
-                Some(
-                    self.engine
-                        .ingest(documents, Vec::new(), &Scope::None, &NoProgress)
-                        .await
-                        .map_err(status)?,
-                )
-            };
-            Ok(convert::ingest_response(total, report.as_ref(), errors))
+            let outcome = self.api.ingest(received).await.map_err(status)?;
+            Ok(convert::ingest_response(outcome))
         })
         .await
     }
@@ -192,14 +159,8 @@ impl Crag for CragService {
     ) -> Result<Response<pb::DeleteDocumentResponse>, Status> {
         let raw = request.into_inner().id;
         self.guarded("DeleteDocument", async {
-            let id = self.limits.document_id(&raw).map_err(invalid)?;
-            if !self.engine.delete_document(&id).await.map_err(status)? {
-                return Err(Status::not_found(format!(
-                    "no document with id `{}`",
-                    raw.escape_debug()
-                )));
-            }
-            Ok(pb::DeleteDocumentResponse {
+            self.api.delete(&raw).await?;
+            Ok::<_, AppError>(pb::DeleteDocumentResponse {
                 id: raw.clone(),
                 deleted: true,
             })
@@ -212,8 +173,8 @@ impl Crag for CragService {
         _: Request<pb::StatsRequest>,
     ) -> Result<Response<pb::StatsResponse>, Status> {
         self.guarded("Stats", async {
-            let s = self.engine.stats().await.map_err(status)?;
-            Ok(pb::StatsResponse {
+            let s = self.api.stats().await?;
+            Ok::<_, AppError>(pb::StatsResponse {
                 documents: s.documents as u64,
                 keyword_chunks: s.keyword_chunks as u64,
                 vector_chunks: s.vector_chunks as u64,
@@ -232,9 +193,9 @@ pub type HealthReporter = tonic_health::server::HealthReporter;
 /// health open; plus its health reporter (already SERVING).
 pub async fn routes(
     service: CragService,
-    tokens: TokenSet,
 ) -> anyhow::Result<(tonic::service::Routes, HealthReporter)> {
-    let max = service.limits.max_body_bytes;
+    let max = service.max_body_bytes;
+    let api = service.api.clone();
     let (reporter, health) = tonic_health::server::health_reporter();
     reporter.set_serving::<CragServer<CragService>>().await;
     let auth = move |request: Request<()>| {
@@ -242,11 +203,7 @@ pub async fn routes(
             .metadata()
             .get("authorization")
             .map(|v| v.as_bytes());
-        if tokens.check_header(header) {
-            Ok(request)
-        } else {
-            Err(Status::unauthenticated("missing or invalid bearer token"))
-        }
+        api.authorize(header).map(|()| request).map_err(status)
     };
     let crag = CragServer::new(service)
         .max_decoding_message_size(max)
@@ -275,7 +232,7 @@ pub async fn serve(
     grace: Duration,
 ) -> anyhow::Result<()> {
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    crag_config::serve_gracefully(
+    crag_app::serve_gracefully(
         |signal| {
             tonic::transport::Server::builder()
                 .add_routes(routes)
@@ -292,13 +249,12 @@ pub async fn serve(
 /// first.
 pub async fn run(
     service: CragService,
-    tokens: TokenSet,
     addr: SocketAddr,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    let listener = crag_config::bind(addr, "server.grpc_addr", "gRPC").await?;
-    let (routes, reporter) = routes(service, tokens).await?;
+    let listener = crag_app::bind(addr, "server.grpc_addr", "gRPC").await?;
+    let (routes, reporter) = routes(service).await?;
     let shutdown = async move {
         shutdown.await;
         reporter.set_not_serving::<CragServer<CragService>>().await;

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    crag_config::server_main("crag-grpc", "Serves crag's gRPC API", |config| async move {
-        let tokens = config.token_set()?;
-        let service = crag_grpc::CragService::new(config.engine().await?, &config)?;
+    crag_app::server_main("crag-grpc", "Serves crag's gRPC API", |config| async move {
+        let tokens = crag_app::TokenSet::from_config(&config)?;
+        let engine = crag_app::compose::engine(&config).await?;
+        let service = crag_grpc::CragService::new(engine, &config, tokens)?;
         let grace = Duration::from_millis(config.server.shutdown_grace_ms);
-        let signal = crag_config::shutdown_signal();
-        crag_grpc::run(service, tokens, config.server.grpc_addr, signal, grace).await
+        let signal = crag_app::shutdown_signal();
+        crag_grpc::run(service, config.server.grpc_addr, signal, grace).await
     })
     .await
 }

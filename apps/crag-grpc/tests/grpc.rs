@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use crag_config::{Config, TokenSet};
+use crag_app::TokenSet;
+use crag_config::Config;
 use crag_grpc::pb::crag_client::CragClient;
 use crag_grpc::pb::{DeleteDocumentRequest, Document, Filters, QueryRequest, StatsRequest};
 use crag_grpc::CragService;
@@ -30,11 +31,10 @@ async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server {
     };
     tweak(&mut config);
     config.validate().unwrap();
-    let engine = config.engine().await.unwrap();
+    let engine = crag_app::compose::engine(&config).await.unwrap();
     let tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
     let (routes, _reporter) = crag_grpc::routes(
-        CragService::new(engine.clone(), &config).unwrap(),
-        TokenSet::new(&tokens),
+        CragService::new(engine.clone(), &config, TokenSet::new(&tokens)).unwrap(),
     )
     .await
     .unwrap();

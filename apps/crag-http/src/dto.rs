@@ -2,11 +2,9 @@
 //! also used by `crag query --json` (docs/cli-json.md). They convert from and to domain types
 //! here and nowhere else.
 
-use crag_config::{DocumentParams, QueryParams};
+use crag_app::{DocumentParams, QueryParams};
 use crag_core::{LegHit, TopK};
-use crag_engine::{
-    Artifact, ArtifactOrigin, EngineStats, IngestReport, QueryOutcome, QueryTimings,
-};
+use crag_engine::{Artifact, ArtifactOrigin, EngineStats, QueryOutcome, QueryTimings};
 use serde::{Deserialize, Serialize};
 
 /// Milliseconds of a duration, as reported in JSON.
@@ -130,17 +128,24 @@ pub struct IngestResponse {
     pub errors: Vec<DocumentError>,
 }
 
-impl IngestResponse {
-    /// The answer for `received` documents, the engine's report on the accepted ones and the
-    /// rejected ones.
-    pub fn new(received: usize, report: Option<&IngestReport>, errors: Vec<DocumentError>) -> Self {
+impl From<crag_app::IngestOutcome> for IngestResponse {
+    fn from(outcome: crag_app::IngestOutcome) -> Self {
+        let report = outcome.report.as_ref();
         Self {
-            documents_received: received,
+            documents_received: outcome.received,
             documents_added: report.map_or(0, |r| r.documents_added),
             documents_updated: report.map_or(0, |r| r.documents_updated),
             documents_unchanged: report.map_or(0, |r| r.documents_unchanged),
             chunks_written: report.map_or(0, |r| r.chunks_written),
-            errors,
+            errors: outcome
+                .errors
+                .into_iter()
+                .map(|e| DocumentError {
+                    index: e.index,
+                    id: e.id,
+                    message: e.message,
+                })
+                .collect(),
         }
     }
 }

@@ -3,9 +3,7 @@
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use crag_config::Invalid;
-use crag_engine::EngineError;
-use crag_ports::ErrorKind;
+use crag_app::{AppError, Code};
 use serde::Serialize;
 
 /// An error answered to an HTTP caller.
@@ -29,7 +27,7 @@ pub enum ApiError {
     Unavailable(String),
     /// 504: the request took longer than `server.request_timeout_ms`.
     DeadlineExceeded,
-    /// 500: logged with its detail, answered without it.
+    /// 500: answered without detail (the application layer logged it).
     Internal(String),
 }
 
@@ -88,11 +86,6 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        match &self {
-            Self::Internal(detail) => tracing::error!(error = %detail, "internal error"),
-            Self::Unavailable(detail) => tracing::warn!(error = %detail, "unavailable"),
-            _ => {}
-        }
         let (status, code, message) = self.parts();
         let mut response = (
             status,
@@ -111,20 +104,16 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<Invalid> for ApiError {
-    fn from(e: Invalid) -> Self {
-        Self::InvalidArgument(e.0)
-    }
-}
-
-impl From<EngineError> for ApiError {
-    fn from(e: EngineError) -> Self {
-        match e.kind() {
-            ErrorKind::InvalidInput => Self::InvalidArgument(e.to_string()),
-            ErrorKind::NotFound => Self::NotFound(e.to_string()),
-            ErrorKind::Timeout => Self::DeadlineExceeded,
-            ErrorKind::Unavailable => Self::Unavailable(format!("a dependency failed: {e}")),
-            ErrorKind::Internal => Self::Internal(format!("{e:#}")),
+impl From<AppError> for ApiError {
+    fn from(e: AppError) -> Self {
+        match e.code {
+            Code::InvalidArgument => Self::InvalidArgument(e.message),
+            Code::Unauthenticated => Self::Unauthenticated,
+            Code::NotFound => Self::NotFound(e.message),
+            Code::ResourceExhausted => Self::ResourceExhausted,
+            Code::Unavailable => Self::Unavailable(e.message),
+            Code::DeadlineExceeded => Self::DeadlineExceeded,
+            Code::Internal => Self::Internal(e.message),
         }
     }
 }

@@ -13,7 +13,6 @@ mod metrics;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,9 +22,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
-use crag_config::{Config, DocumentParams, LimitsSection, QueryParams, TokenSet};
-use crag_engine::{Engine, NoProgress, Scope};
-use tokio::sync::Semaphore;
+use crag_app::{Api, DocumentParams, QueryParams, TokenSet};
+use crag_config::Config;
+use crag_engine::Engine;
 
 pub use error::ApiError;
 pub use metrics::HttpMetrics;
@@ -33,19 +32,15 @@ pub use metrics::HttpMetrics;
 /// The OpenAPI 3.1 document served at `/openapi.json`.
 pub const OPENAPI: &str = include_str!("../openapi.json");
 
-/// What the handlers share.
+/// What the handlers share: the application layer and the HTTP metrics.
 #[derive(Clone)]
 pub struct AppState {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    engine: Engine,
-    limits: LimitsSection,
-    tokens: TokenSet,
-    in_flight: Arc<Semaphore>,
-    timeout: Duration,
-    ready: AtomicBool,
+    api: Api,
+    max_body_bytes: usize,
     metrics: HttpMetrics,
 }
 
@@ -55,12 +50,8 @@ impl AppState {
         let metrics = HttpMetrics::register(engine.metrics().registry())?;
         Ok(Self {
             inner: Arc::new(Inner {
-                engine,
-                limits: config.limits,
-                tokens,
-                in_flight: Arc::new(Semaphore::new(config.server.max_concurrent_requests)),
-                timeout: Duration::from_millis(config.server.request_timeout_ms),
-                ready: AtomicBool::new(true),
+                api: Api::new(engine, config, tokens),
+                max_body_bytes: config.limits.max_body_bytes,
                 metrics,
             }),
         })
@@ -68,12 +59,12 @@ impl AppState {
 
     /// Marks the service not ready (`/readyz` answers 503), e.g. while draining.
     pub fn set_ready(&self, ready: bool) {
-        self.inner.ready.store(ready, Ordering::SeqCst);
+        self.inner.api.set_ready(ready);
     }
 
     /// The engine.
     pub fn engine(&self) -> &Engine {
-        &self.inner.engine
+        self.inner.api.engine()
     }
 }
 
@@ -94,7 +85,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(state.inner.limits.max_body_bytes))
+        .layer(DefaultBodyLimit::max(state.inner.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .with_state(state)
 }
@@ -107,7 +98,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    crag_config::serve_gracefully(
+    crag_app::serve_gracefully(
         |signal| {
             std::future::IntoFuture::into_future(
                 axum::serve(listener, router).with_graceful_shutdown(signal),
@@ -127,7 +118,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    let listener = crag_config::bind(addr, "server.http_addr", "HTTP").await?;
+    let listener = crag_app::bind(addr, "server.http_addr", "HTTP").await?;
     let ready = state.clone();
     let shutdown = async move {
         shutdown.await;
@@ -140,23 +131,19 @@ pub async fn run(
 /// Bearer-token check on every API route (health checks are outside it).
 async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let header = request.headers().get(AUTHORIZATION).map(|v| v.as_bytes());
-    if !state.inner.tokens.check_header(header) {
-        return ApiError::Unauthenticated.into_response();
+    if let Err(e) = state.inner.api.authorize(header) {
+        return ApiError::from(e).into_response();
     }
     next.run(request).await
 }
 
 /// Concurrency limit (refuse, never queue) and the per-request deadline.
 async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Ok(_permit) = Arc::clone(&state.inner.in_flight).try_acquire_owned() else {
-        state.inner.metrics.rejected("concurrency");
-        return ApiError::ResourceExhausted.into_response();
-    };
-    match tokio::time::timeout(state.inner.timeout, next.run(request)).await {
+    match state.inner.api.guarded(next.run(request)).await {
         Ok(response) => response,
-        Err(_) => {
-            state.inner.metrics.rejected("timeout");
-            ApiError::DeadlineExceeded.into_response()
+        Err(shed) => {
+            state.inner.metrics.rejected(shed.reason());
+            ApiError::from(crag_app::AppError::from(shed)).into_response()
         }
     }
 }
@@ -185,7 +172,7 @@ async fn healthz() -> Json<serde_json::Value> {
 }
 
 async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
-    if !state.inner.ready.load(Ordering::SeqCst) {
+    if !state.inner.api.is_ready() {
         return Err(ApiError::Unavailable("shutting down".into()));
     }
     Ok(Json(serde_json::json!({ "status": "ready" })))
@@ -204,12 +191,7 @@ async fn openapi() -> impl IntoResponse {
 }
 
 async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let text = state
-        .inner
-        .engine
-        .metrics()
-        .render()
-        .map_err(|e| ApiError::Internal(format!("metrics rendering failed: {e}")))?;
+    let text = state.inner.api.metrics_text()?;
     Ok((
         [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
         text,
@@ -223,8 +205,7 @@ async fn query(
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
     let params = QueryParams::from(body);
-    let request = state.inner.limits.query_request(&params)?;
-    let outcome = state.inner.engine.query(&request).await?;
+    let (request, outcome) = state.inner.api.query(&params).await?;
     let response = dto::query_response(None, params.session_id.as_deref(), request.top_k, &outcome);
     Ok(Json(response).into_response())
 }
@@ -234,44 +215,13 @@ async fn ingest(
     body: Result<Json<dto::DocumentsBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<dto::IngestResponse>, ApiError> {
     let Json(body) = body?;
-    let limits = &state.inner.limits;
-    limits.ingest_batch(body.documents.len())?;
-    let received = body.documents.len();
-    let mut documents = Vec::with_capacity(received);
-    let mut errors = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (index, d) in body.documents.into_iter().enumerate() {
-        let id = d.id.clone();
-        match limits.document(&DocumentParams::from(d)) {
-            Ok(doc) if !seen.insert(doc.id.clone()) => errors.push(dto::DocumentError {
-                index,
-                id,
-                message: "duplicate id in this request".into(),
-            }),
-            Ok(doc) => documents.push(doc),
-            Err(e) => errors.push(dto::DocumentError {
-                index,
-                id,
-                message: e.0,
-            }),
-        }
-    }
-    let report = if documents.is_empty() {
-        None
-    } else {
-        Some(
-            state
-                .inner
-                .engine
-                .ingest(documents, Vec::new(), &Scope::None, &NoProgress)
-                .await?,
-        )
-    };
-    Ok(Json(dto::IngestResponse::new(
-        received,
-        report.as_ref(),
-        errors,
-    )))
+    let documents = body
+        .documents
+        .into_iter()
+        .map(DocumentParams::from)
+        .collect();
+    let outcome = state.inner.api.ingest(documents).await?;
+    Ok(Json(dto::IngestResponse::from(outcome)))
 }
 
 async fn delete_document(
@@ -279,13 +229,7 @@ async fn delete_document(
     id: Result<Path<String>, axum::extract::rejection::PathRejection>,
 ) -> Result<Json<dto::DeleteResponse>, ApiError> {
     let Path(raw) = id?;
-    let id = state.inner.limits.document_id(&raw)?;
-    if !state.inner.engine.delete_document(&id).await? {
-        return Err(ApiError::NotFound(format!(
-            "no document with id `{}`",
-            raw.escape_debug()
-        )));
-    }
+    state.inner.api.delete(&raw).await?;
     Ok(Json(dto::DeleteResponse {
         id: raw,
         deleted: true,
@@ -293,5 +237,5 @@ async fn delete_document(
 }
 
 async fn stats(State(state): State<AppState>) -> Result<Json<dto::StatsResponse>, ApiError> {
-    Ok(Json(state.inner.engine.stats().await?.into()))
+    Ok(Json(state.inner.api.stats().await?.into()))
 }

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    crag_config::server_main("crag-http", "Serves crag's HTTP API", |config| async move {
-        let tokens = config.token_set()?;
-        let state = crag_http::AppState::new(config.engine().await?, &config, tokens)?;
+    crag_app::server_main("crag-http", "Serves crag's HTTP API", |config| async move {
+        let tokens = crag_app::TokenSet::from_config(&config)?;
+        let state =
+            crag_http::AppState::new(crag_app::compose::engine(&config).await?, &config, tokens)?;
         let grace = Duration::from_millis(config.server.shutdown_grace_ms);
-        let signal = crag_config::shutdown_signal();
+        let signal = crag_app::shutdown_signal();
         crag_http::run(state, config.server.http_addr, signal, grace).await
     })
     .await

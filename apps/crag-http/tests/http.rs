@@ -4,7 +4,8 @@
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
-use crag_config::{Config, TokenSet};
+use crag_app::TokenSet;
+use crag_config::Config;
 use crag_http::{router, AppState};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
@@ -26,7 +27,7 @@ async fn app(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> App {
     };
     tweak(&mut config);
     config.validate().unwrap();
-    let engine = config.engine().await.unwrap();
+    let engine = crag_app::compose::engine(&config).await.unwrap();
     let tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
     let state = AppState::new(engine, &config, TokenSet::new(&tokens)).unwrap();
     App {

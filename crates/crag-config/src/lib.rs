@@ -1,46 +1,26 @@
-//! crag's configuration and its composition root.
+//! crag's configuration schema and its layering.
 //!
 //! One TOML file plus environment overrides (`CRAG_<SECTION>__<KEY>`), unknown keys rejected,
-//! validated at start with messages that name the key; then the adapters it names are built and
-//! wired into an [`Engine`]. Every key is documented in `docs/configuration.md`.
+//! validated at start with messages that name the key. This crate only describes and checks:
+//! it depends on no adapter; `crag-app`'s composition root builds what it names. Every key is
+//! documented in `docs/configuration.md`.
 
 mod env;
-mod requests;
-mod runtime;
 mod sections;
 mod server;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context as _, Result};
-use crag_engine::{
-    CalibratedRelevance, CragComponents, CragConfig, Engine, EngineConfig, Fusion,
-    HeuristicRelevance, LlmRelevance, DEFAULT_KEYWORD_WEIGHT,
-};
-use crag_expansion::SynonymTable;
-use crag_lancedb::{AnnPolicy, LanceVectorIndex, DEFAULT_ANN_MIN_ROWS};
-use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
-use crag_ports::RelevanceEvaluator;
-use crag_tantivy::TantivyKeywordIndex;
+use crag_engine::{CragConfig, EngineConfig, Fusion, DEFAULT_KEYWORD_WEIGHT};
 use serde::{Deserialize, Serialize};
 
 pub use env::{env_overrides, ENV_PREFIX};
-pub use requests::{DocumentParams, Invalid, QueryParams, DEFAULT_TOP_K};
-pub use runtime::{
-    bind, config_from_args, exit_code, init_tracing, serve_gracefully, server_main,
-    shutdown_signal, ShutdownFuture, SERVER_LOG_FILTER,
-};
 pub use sections::{
     read_calibration, write_calibration, EvaluatorKind, EvaluatorSection, HttpEvaluatorSection,
     LlmSection, RerankerKind, RerankerSection, WebProvider, WebSearchSection,
 };
-pub use server::{AuthSection, LimitsSection, ServerSection, TokenSet, MIN_TOKEN_LEN};
-
-use sections::{build_http_evaluator, build_llm, build_reranker, build_web};
-
-/// Name of the LanceDB table holding chunk vectors.
-pub const VECTOR_TABLE: &str = "chunks";
+pub use server::{AuthSection, LimitsSection, ServerSection, MIN_TOKEN_LEN};
 
 /// The whole configuration: defaults, then the file, then `CRAG_` environment overrides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,9 +132,9 @@ impl Config {
     }
 
     /// The bearer tokens the APIs accept: `auth.tokens` plus those in `$auth.tokens_env`.
-    pub fn token_set(&self) -> Result<TokenSet> {
+    pub fn api_tokens(&self) -> Result<Vec<String>> {
         let var = std::env::var(&self.auth.tokens_env).ok();
-        Ok(TokenSet::new(&self.auth.resolve(var.as_deref())?))
+        self.auth.resolve(var.as_deref())
     }
 
     /// The engine tunables of `[retrieval]` (chunking stays the ingest command's).
@@ -165,11 +145,6 @@ impl Config {
             rrf_k: self.retrieval.rrf_k,
             ..EngineConfig::default()
         }
-    }
-
-    /// The model and runtime assets directory.
-    pub fn assets_dir(&self) -> PathBuf {
-        self.assets_dir.clone().unwrap_or_else(default_assets_dir)
     }
 
     /// The vector store URI.
@@ -190,101 +165,6 @@ impl Config {
             .collect();
         toml::to_string(&shown).context("failed to render the configuration")
     }
-
-    /// Builds the Corrective RAG adapters this configuration names; ONNX models find ONNX
-    /// Runtime through the assets directory.
-    pub fn components(&self) -> Result<CragComponents> {
-        let mut parts = CragComponents::heuristic(self.crag.clone())?;
-        if let Some(path) = &self.synonyms_file {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("failed to read synonyms_file {}", path.display()))?;
-            parts.synonyms = SynonymTable::from_json(&text)
-                .with_context(|| format!("invalid synonyms_file {}", path.display()))?;
-        }
-        let llm = self.llm.as_ref().map(build_llm).transpose()?;
-        parts.evaluator = match self.evaluator.kind {
-            EvaluatorKind::Heuristic => {
-                Arc::new(HeuristicRelevance::new(self.evaluator.heuristic.clone())?)
-                    as Arc<dyn RelevanceEvaluator>
-            }
-            EvaluatorKind::Llm => {
-                let Some(model) = llm.clone() else {
-                    bail!("evaluator.kind = \"llm\" needs an [llm] section (base_url, model)");
-                };
-                Arc::new(LlmRelevance::new(model, self.evaluator.llm.clone())?)
-            }
-            EvaluatorKind::Http => {
-                let Some(http) = &self.evaluator.http else {
-                    bail!("evaluator.kind = \"http\" needs [evaluator.http] with a url");
-                };
-                Arc::new(build_http_evaluator(http)?)
-            }
-            EvaluatorKind::Calibrated => {
-                let Some(path) = &self.evaluator.calibration_file else {
-                    bail!(
-                        "evaluator.kind = \"calibrated\" needs evaluator.calibration_file (written by `crag calibrate`)"
-                    );
-                };
-                let calibration = read_calibration(path)?;
-                let fusion = self.retrieval.fusion().name();
-                if calibration.fusion != fusion {
-                    bail!(
-                        "calibration_file {} was fitted under retrieval.fusion = \"{}\" but the engine uses \"{fusion}\": its fused-score features would mean something else; refit it with `crag calibrate` or set retrieval.fusion",
-                        path.display(),
-                        calibration.fusion
-                    );
-                }
-                Arc::new(
-                    CalibratedRelevance::new(calibration)
-                        .with_context(|| format!("invalid calibration_file {}", path.display()))?,
-                )
-            }
-        };
-        if self.llm.as_ref().is_some_and(|l| l.rewrite) {
-            parts.rewriter = llm;
-        }
-        parts.web_search = build_web(&self.web_search)?;
-        parts.reranker = build_reranker(&self.reranker, &self.assets_dir())?;
-        Ok(parts)
-    }
-
-    /// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB) on `data_dir` / `vectors_uri`
-    /// without the Corrective RAG adapters (the engine's defaults).
-    pub async fn open_indexes(
-        &self,
-        data_dir: &Path,
-        vectors_uri: &str,
-        engine: EngineConfig,
-    ) -> Result<Engine> {
-        let assets = EmbedderAssets::from_manifest(&self.assets_dir())?;
-        let embedder =
-            tokio::task::spawn_blocking(move || OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)))
-                .await
-                .context("embedder loading task failed")??;
-        let dimension = crag_ports::Embedder::dimension(&embedder);
-        std::fs::create_dir_all(data_dir)
-            .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
-        let keywords = TantivyKeywordIndex::open(&data_dir.join("keyword"))?;
-        let vectors = LanceVectorIndex::open(vectors_uri, VECTOR_TABLE, dimension)
-            .await?
-            .with_ann(self.vector_index.policy());
-        Ok(Engine::new(
-            Arc::new(embedder),
-            Arc::new(vectors),
-            Arc::new(keywords),
-            engine,
-        )?)
-    }
-
-    /// The engine this configuration describes: the embedded stack on `data_dir` with every
-    /// configured adapter wired in.
-    pub async fn engine(&self) -> Result<Engine> {
-        let parts = self.components()?;
-        let engine = self
-            .open_indexes(&self.data_dir, &self.vectors_uri(), self.engine_config())
-            .await?;
-        Ok(engine.with_crag(parts)?)
-    }
 }
 
 /// `[vector_index]`.
@@ -298,6 +178,9 @@ pub struct VectorIndexSection {
     /// [`MIN_ANN_ROWS`].
     pub ann_min_rows: usize,
 }
+
+/// Default `vector_index.ann_min_rows`: below this many chunks an exact scan is fast enough.
+pub const DEFAULT_ANN_MIN_ROWS: usize = 100_000;
 
 /// Least `vector_index.ann_min_rows`: the index's clustering and quantiser are trained on
 /// the rows, and a handful of rows trains nothing.
@@ -321,15 +204,6 @@ impl VectorIndexSection {
             );
         }
         Ok(())
-    }
-
-    /// The LanceDB adapter's policy.
-    pub fn policy(&self) -> AnnPolicy {
-        if self.ann {
-            AnnPolicy::FromRows(self.ann_min_rows)
-        } else {
-            AnnPolicy::Off
-        }
     }
 }
 

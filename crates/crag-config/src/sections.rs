@@ -1,21 +1,11 @@
 //! The adapter sections of the configuration (`[evaluator]`, `[web_search]`, `[llm]`,
-//! `[reranker]`) and the builders turning them into port implementations.
+//! `[reranker]`); `crag-app` turns them into port implementations.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use crag_evaluation::{Calibration, HeuristicConfig, LlmJudgeConfig};
-use crag_llm::{
-    HttpEvaluator, HttpEvaluatorConfig, HttpReranker, HttpRerankerConfig, OpenAiChat,
-    OpenAiChatConfig,
-};
-use crag_onnx::{CrossEncoderAssets, EmbedderAssets, OnnxCrossEncoder, OnnxCrossEncoderConfig};
-use crag_ports::{LanguageModel, Reranker, WebSearch};
-use crag_websearch::{DuckDuckGoConfig, DuckDuckGoSearch, SearxngConfig, SearxngSearch};
 use serde::{Deserialize, Serialize};
-use url::Url;
 
 /// Reranker kinds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,114 +196,6 @@ impl Default for LlmSection {
             rewrite: true,
         }
     }
-}
-
-pub(crate) fn parse_url(key: &str, raw: &str) -> Result<Url> {
-    if raw.trim().is_empty() {
-        bail!("{key} is required");
-    }
-    Url::parse(raw).with_context(|| format!("{key}: `{raw}` is not a valid URL"))
-}
-
-/// The non-empty value of the environment variable `var`, if one is named and set.
-fn key_from_env(var: Option<&str>) -> Option<String> {
-    var.and_then(|v| std::env::var(v).ok())
-        .filter(|k| !k.trim().is_empty())
-}
-
-pub(crate) fn build_llm(section: &LlmSection) -> Result<Arc<dyn LanguageModel>> {
-    let url = parse_url("llm.base_url", &section.base_url)?;
-    if section.model.trim().is_empty() {
-        bail!("llm.model is required");
-    }
-    let mut config =
-        OpenAiChatConfig::new(url, section.model.clone()).api_key_from_env(&section.api_key_env);
-    config.timeout = Duration::from_millis(section.timeout_ms.max(1));
-    config.max_retries = section.max_retries;
-    Ok(Arc::new(OpenAiChat::new(config)?))
-}
-
-pub(crate) fn build_http_evaluator(section: &HttpEvaluatorSection) -> Result<HttpEvaluator> {
-    let url = parse_url("evaluator.http.url", &section.url)?;
-    let api_key = key_from_env(section.api_key_env.as_deref());
-    Ok(HttpEvaluator::new(HttpEvaluatorConfig {
-        url,
-        timeout: Duration::from_millis(section.timeout_ms.max(1)),
-        api_key,
-        top_n: section.top_n,
-        max_chars_per_document: section.max_chars_per_document,
-        correct_threshold: section.correct_threshold,
-        incorrect_threshold: section.incorrect_threshold,
-    })?)
-}
-
-pub(crate) fn build_reranker(
-    section: &RerankerSection,
-    assets_dir: &Path,
-) -> Result<Option<Arc<dyn Reranker>>> {
-    Ok(match section.kind {
-        RerankerKind::Off => None,
-        RerankerKind::Onnx => {
-            let assets = if section.tiny {
-                CrossEncoderAssets::tiny_from_manifest(assets_dir)?.with_context(|| {
-                    format!(
-                        "reranker.tiny: no tiny cross-encoder in {} (run scripts/setup-assets.sh)",
-                        assets_dir.display()
-                    )
-                })?
-            } else {
-                let (Some(model), Some(tokenizer)) = (&section.model, &section.tokenizer) else {
-                    bail!("reranker.kind = \"onnx\" needs reranker.model and reranker.tokenizer (or tiny = true)");
-                };
-                CrossEncoderAssets {
-                    runtime_library: EmbedderAssets::from_manifest(assets_dir)?.runtime_library,
-                    model: model.clone(),
-                    tokenizer: tokenizer.clone(),
-                }
-            };
-            let id = section.model_id.clone().unwrap_or_else(|| {
-                if section.tiny {
-                    "tiny-cross-encoder".into()
-                } else {
-                    "cross-encoder".into()
-                }
-            });
-            let mut config = OnnxCrossEncoderConfig::new(id, assets);
-            config.batch_size = section.batch_size;
-            config.max_length = section.max_length;
-            Some(Arc::new(OnnxCrossEncoder::new(config)?))
-        }
-        RerankerKind::Http => {
-            let url = parse_url("reranker.url", section.url.as_deref().unwrap_or(""))?;
-            let mut config = HttpRerankerConfig::new(url);
-            config.model = section.model_id.clone();
-            config.api_key = key_from_env(section.api_key_env.as_deref());
-            config.timeout = Duration::from_millis(section.timeout_ms.max(1));
-            config.scores_are_logits = !section.probabilities;
-            Some(Arc::new(HttpReranker::new(config)?))
-        }
-    })
-}
-
-pub(crate) fn build_web(section: &WebSearchSection) -> Result<Option<Arc<dyn WebSearch>>> {
-    let timeout = Duration::from_millis(section.timeout_ms.max(1));
-    Ok(match section.provider {
-        WebProvider::Off => None,
-        WebProvider::Searxng => {
-            let url = parse_url("web_search.url", section.url.as_deref().unwrap_or(""))?;
-            let mut config = SearxngConfig::new(url);
-            config.timeout = timeout;
-            Some(Arc::new(SearxngSearch::new(config)?))
-        }
-        WebProvider::Duckduckgo => {
-            let mut config = DuckDuckGoConfig::default();
-            if let Some(raw) = &section.url {
-                config.base_url = parse_url("web_search.url", raw)?;
-            }
-            config.timeout = timeout;
-            Some(Arc::new(DuckDuckGoSearch::new(config)?))
-        }
-    })
 }
 
 /// Reads a calibration file written by `crag calibrate`; errors name the file.

@@ -4,7 +4,7 @@
 use crag_core::{ChunkFilter, ChunkKind, Document, DocumentId, Query, TopK};
 use crag_engine::QueryRequest;
 
-use crate::LimitsSection;
+use crag_config::LimitsSection;
 
 /// Results returned when the caller does not say.
 pub const DEFAULT_TOP_K: usize = 10;
@@ -66,7 +66,24 @@ pub struct DocumentParams {
 const MAX_SESSION_ID_BYTES: usize = 128;
 const MAX_TITLE_BYTES: usize = 1024;
 
-impl LimitsSection {
+/// The request bounds of `[limits]`, checking what callers send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits(pub LimitsSection);
+
+impl From<LimitsSection> for Limits {
+    fn from(section: LimitsSection) -> Self {
+        Self(section)
+    }
+}
+
+impl std::ops::Deref for Limits {
+    type Target = LimitsSection;
+    fn deref(&self) -> &LimitsSection {
+        &self.0
+    }
+}
+
+impl Limits {
     /// Checks a query against the limits and builds the engine request.
     pub fn query_request(&self, p: &QueryParams) -> Result<QueryRequest, Invalid> {
         if p.query.trim().is_empty() {
@@ -245,7 +262,7 @@ mod tests {
 
     #[test]
     fn good_queries_become_requests() {
-        let l = LimitsSection::default();
+        let l = Limits(LimitsSection::default());
         let r = l
             .query_request(&QueryParams {
                 top_k: Some(5),
@@ -267,7 +284,7 @@ mod tests {
 
     #[test]
     fn bad_queries_name_the_field() {
-        let l = LimitsSection::default();
+        let l = Limits(LimitsSection::default());
         let cases: Vec<(QueryParams, &str)> = vec![
             (q(""), "query must not be empty"),
             (q(" \t\n "), "query must not be empty"),
@@ -330,7 +347,7 @@ mod tests {
 
     #[test]
     fn document_ids_reject_path_tricks() {
-        let l = LimitsSection::default();
+        let l = Limits(LimitsSection::default());
         for good in ["a", "docs/a.md", "/work/src/lib.rs", "scifact:123", "a..b"] {
             l.document_id(good).unwrap();
         }
@@ -352,7 +369,7 @@ mod tests {
 
     #[test]
     fn documents_are_checked() {
-        let l = LimitsSection::default();
+        let l = Limits(LimitsSection::default());
         let d = |id: &str, text: &str, kind: Option<&str>| DocumentParams {
             id: id.into(),
             text: text.into(),

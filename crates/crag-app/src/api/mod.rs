@@ -1,0 +1,222 @@
+//! The use cases both APIs serve, with what surrounds each call: authentication, load
+//! shedding (refuse, never queue), the per-request deadline and readiness. The HTTP and gRPC
+//! apps only decode their wire types into [`QueryParams`] / [`DocumentParams`], call these, and
+//! encode the answer.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crag_config::Config;
+use crag_engine::{
+    Engine, EngineStats, IngestReport, NoProgress, QueryOutcome, QueryRequest, Scope,
+};
+use tokio::sync::Semaphore;
+
+use crate::auth::TokenSet;
+use crate::error::{AppError, Code};
+use crate::requests::{DocumentParams, Limits, QueryParams};
+
+/// Why a request was refused before it ran, for the apps' rejection metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shed {
+    /// `server.max_concurrent_requests` were already running.
+    Concurrency,
+    /// It ran past `server.request_timeout_ms`.
+    Timeout,
+}
+
+impl Shed {
+    /// The metrics label.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Concurrency => "concurrency",
+            Self::Timeout => "timeout",
+        }
+    }
+}
+
+impl From<Shed> for AppError {
+    fn from(shed: Shed) -> Self {
+        match shed {
+            Shed::Concurrency => Self::resource_exhausted(),
+            Shed::Timeout => Self::deadline_exceeded(),
+        }
+    }
+}
+
+/// A document of an ingest request that was not ingested, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentError {
+    /// Position in the request.
+    pub index: usize,
+    /// The id as sent.
+    pub id: String,
+    /// Why.
+    pub message: String,
+}
+
+/// The answer to an ingest request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IngestOutcome {
+    /// Documents received.
+    pub received: usize,
+    /// The engine's report on the accepted documents (none when every document was refused).
+    pub report: Option<IngestReport>,
+    /// Documents refused, with the reason (the others were ingested).
+    pub errors: Vec<DocumentError>,
+}
+
+/// The engine with what the APIs put around it.
+#[derive(Clone)]
+pub struct Api {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    limits: Limits,
+    tokens: TokenSet,
+    in_flight: Arc<Semaphore>,
+    timeout: Duration,
+    ready: AtomicBool,
+}
+
+impl Api {
+    /// The use cases over `engine` with the configuration's limits and server settings.
+    pub fn new(engine: Engine, config: &Config, tokens: TokenSet) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                engine,
+                limits: config.limits.into(),
+                tokens,
+                in_flight: Arc::new(Semaphore::new(config.server.max_concurrent_requests)),
+                timeout: Duration::from_millis(config.server.request_timeout_ms),
+                ready: AtomicBool::new(true),
+            }),
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The request bounds.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Checks an `Authorization` header value (`Bearer <token>`); always passes when no token
+    /// is configured.
+    pub fn authorize(&self, header: Option<&[u8]>) -> Result<(), AppError> {
+        if self.inner.tokens.check_header(header) {
+            Ok(())
+        } else {
+            Err(AppError::unauthenticated())
+        }
+    }
+
+    /// Whether the service takes requests (false while draining).
+    pub fn is_ready(&self) -> bool {
+        self.inner.ready.load(Ordering::SeqCst)
+    }
+
+    /// Marks the service (not) ready, e.g. while draining.
+    pub fn set_ready(&self, ready: bool) {
+        self.inner.ready.store(ready, Ordering::SeqCst);
+    }
+
+    /// Runs `work` under the concurrency limit (refused at once when full, never queued) and
+    /// the request deadline.
+    pub async fn guarded<F: Future>(&self, work: F) -> Result<F::Output, Shed> {
+        let Ok(_permit) = Arc::clone(&self.inner.in_flight).try_acquire_owned() else {
+            return Err(Shed::Concurrency);
+        };
+        tokio::time::timeout(self.inner.timeout, work)
+            .await
+            .map_err(|_| Shed::Timeout)
+    }
+
+    /// Validates and runs a query; the validated request comes back with the outcome.
+    pub async fn query(
+        &self,
+        params: &QueryParams,
+    ) -> Result<(QueryRequest, QueryOutcome), AppError> {
+        let request = self.inner.limits.query_request(params)?;
+        let outcome = self.inner.engine.query(&request).await?;
+        Ok((request, outcome))
+    }
+
+    /// Validates each document and ingests the valid ones; invalid or repeated ones are
+    /// reported by position, the others still ingested.
+    pub async fn ingest(&self, documents: Vec<DocumentParams>) -> Result<IngestOutcome, AppError> {
+        let limits = &self.inner.limits;
+        limits.ingest_batch(documents.len())?;
+        let received = documents.len();
+        let mut accepted = Vec::with_capacity(received);
+        let mut errors = Vec::new();
+        let mut seen = HashSet::new();
+        for (index, params) in documents.into_iter().enumerate() {
+            let refuse = |message: String| DocumentError {
+                index,
+                id: params.id.clone(),
+                message,
+            };
+            match limits.document(&params) {
+                Ok(doc) if !seen.insert(doc.id.clone()) => {
+                    errors.push(refuse("duplicate id in this request".into()))
+                }
+                Ok(doc) => accepted.push(doc),
+                Err(e) => errors.push(refuse(e.0)),
+            }
+        }
+        let report = if accepted.is_empty() {
+            None
+        } else {
+            Some(
+                self.inner
+                    .engine
+                    .ingest(accepted, Vec::new(), &Scope::None, &NoProgress)
+                    .await?,
+            )
+        };
+        Ok(IngestOutcome {
+            received,
+            report,
+            errors,
+        })
+    }
+
+    /// Deletes a document by the id the caller sent; not found is an error.
+    pub async fn delete(&self, raw: &str) -> Result<(), AppError> {
+        let id = self.inner.limits.document_id(raw)?;
+        if self.inner.engine.delete_document(&id).await? {
+            Ok(())
+        } else {
+            Err(AppError::new(
+                Code::NotFound,
+                format!("no document with id `{}`", raw.escape_debug()),
+            ))
+        }
+    }
+
+    /// Index statistics.
+    pub async fn stats(&self) -> Result<EngineStats, AppError> {
+        Ok(self.inner.engine.stats().await?)
+    }
+
+    /// The engine's metrics in the Prometheus text format.
+    pub fn metrics_text(&self) -> Result<String, AppError> {
+        self.inner
+            .engine
+            .metrics()
+            .render()
+            .map_err(|e| AppError::internal(format!("metrics rendering failed: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests;

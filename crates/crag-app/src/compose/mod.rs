@@ -1,0 +1,101 @@
+//! The composition root: the one place where the configuration becomes adapters wired into an
+//! [`Engine`]. Adapters are registered by kind in [`registry`]; nothing else in the workspace
+//! names an adapter crate to build it.
+
+mod registry;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use crag_config::{Config, VectorIndexSection};
+use crag_engine::{CragComponents, Engine, EngineConfig};
+use crag_expansion::SynonymTable;
+use crag_lancedb::{AnnPolicy, LanceVectorIndex};
+use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
+use crag_tantivy::TantivyKeywordIndex;
+
+pub use registry::{evaluator, language_model, reranker, web_search};
+
+/// Name of the LanceDB table holding chunk vectors.
+pub const VECTOR_TABLE: &str = "chunks";
+
+/// The model and runtime assets directory: `assets_dir`, else `$CRAG_ASSETS_DIR` or
+/// `~/.cache/crag/assets`.
+pub fn assets_dir(config: &Config) -> PathBuf {
+    config.assets_dir.clone().unwrap_or_else(default_assets_dir)
+}
+
+/// The LanceDB adapter's ANN policy of `[vector_index]`.
+pub fn ann_policy(section: &VectorIndexSection) -> AnnPolicy {
+    if section.ann {
+        AnnPolicy::FromRows(section.ann_min_rows)
+    } else {
+        AnnPolicy::Off
+    }
+}
+
+/// Builds the Corrective RAG adapters the configuration names; ONNX models find ONNX Runtime
+/// through the assets directory.
+pub fn components(config: &Config) -> Result<CragComponents> {
+    let mut parts = CragComponents::heuristic(config.crag.clone())?;
+    if let Some(path) = &config.synonyms_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("failed to read synonyms_file {}", path.display()))?;
+        parts.synonyms = SynonymTable::from_json(&text)
+            .with_context(|| format!("invalid synonyms_file {}", path.display()))?;
+    }
+    let llm = config.llm.as_ref().map(language_model).transpose()?;
+    parts.evaluator = evaluator(config, llm.clone())?;
+    if config.llm.as_ref().is_some_and(|l| l.rewrite) {
+        parts.rewriter = llm;
+    }
+    parts.web_search = web_search(&config.web_search)?;
+    parts.reranker = reranker(&config.reranker, &assets_dir(config))?;
+    Ok(parts)
+}
+
+/// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB) on `data_dir` / `vectors_uri`
+/// without the Corrective RAG adapters (the engine's defaults).
+pub async fn open_indexes(
+    config: &Config,
+    data_dir: &Path,
+    vectors_uri: &str,
+    engine: EngineConfig,
+) -> Result<Engine> {
+    let assets = EmbedderAssets::from_manifest(&assets_dir(config))?;
+    let embedder =
+        tokio::task::spawn_blocking(move || OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)))
+            .await
+            .context("embedder loading task failed")??;
+    let dimension = crag_ports::Embedder::dimension(&embedder);
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
+    let keywords = TantivyKeywordIndex::open(&data_dir.join("keyword"))?;
+    let vectors = LanceVectorIndex::open(vectors_uri, VECTOR_TABLE, dimension)
+        .await?
+        .with_ann(ann_policy(&config.vector_index));
+    Ok(Engine::new(
+        Arc::new(embedder),
+        Arc::new(vectors),
+        Arc::new(keywords),
+        engine,
+    )?)
+}
+
+/// The engine the configuration describes: the embedded stack on `data_dir` with every
+/// configured adapter wired in.
+pub async fn engine(config: &Config) -> Result<Engine> {
+    let parts = components(config)?;
+    let engine = open_indexes(
+        config,
+        &config.data_dir,
+        &config.vectors_uri(),
+        config.engine_config(),
+    )
+    .await?;
+    Ok(engine.with_crag(parts)?)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,130 @@
+use std::path::{Path, PathBuf};
+
+use crag_config::{read_calibration, write_calibration, Config, DEFAULT_ANN_MIN_ROWS};
+use crag_evaluation::Calibration;
+use crag_lancedb::AnnPolicy;
+
+use super::*;
+
+fn example_calibration_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/calibration-scifact.toml")
+}
+
+fn example_calibration() -> Calibration {
+    read_calibration(&example_calibration_path()).unwrap()
+}
+
+/// The configuration of the calibrated evaluator reading the file at `path`.
+fn calibrated_evaluator(path: &Path) -> String {
+    format!(
+        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
+        path.display().to_string()
+    )
+}
+
+#[test]
+fn adapters_are_built_by_kind() {
+    let c = Config::parse(
+        "[web_search]\nprovider = \"searxng\"\nurl = \"http://127.0.0.1:8888\"\n\
+         [evaluator]\nkind = \"heuristic\"\n",
+    )
+    .unwrap();
+    let parts = components(&c).unwrap();
+    assert_eq!(parts.web_search.unwrap().name(), "searxng");
+    assert_eq!(parts.evaluator.name(), "heuristic");
+    assert!(parts.reranker.is_none());
+    let ddg = Config::parse("[web_search]\nprovider = \"duckduckgo\"\n").unwrap();
+    assert_eq!(
+        components(&ddg).unwrap().web_search.unwrap().name(),
+        "duckduckgo"
+    );
+    let llm = Config::parse(
+        "[llm]\nbase_url = \"http://127.0.0.1:8089/v1\"\nmodel = \"m\"\n[evaluator]\nkind = \"llm\"\n",
+    )
+    .unwrap();
+    let parts = components(&llm).unwrap();
+    assert_eq!(parts.evaluator.name(), "llm");
+    assert!(parts.rewriter.is_some(), "llm.rewrite defaults to true");
+}
+
+#[test]
+fn missing_requirements_are_explained() {
+    let c = Config::parse("[evaluator]\nkind = \"llm\"\n").unwrap();
+    let err = components(&c).unwrap_err();
+    assert!(err.to_string().contains("[llm]"), "{err}");
+    let c = Config::parse("[web_search]\nprovider = \"searxng\"\n").unwrap();
+    let err = components(&c).unwrap_err();
+    assert!(err.to_string().contains("web_search.url"), "{err}");
+    let c = Config::parse("[evaluator]\nkind = \"http\"\n").unwrap();
+    let err = components(&c).unwrap_err();
+    assert!(err.to_string().contains("[evaluator.http]"), "{err}");
+    let err =
+        components(&Config::parse("[evaluator]\nkind = \"calibrated\"\n").unwrap()).unwrap_err();
+    assert!(err.to_string().contains("calibration_file"), "{err}");
+}
+
+#[test]
+fn the_example_calibration_loads() {
+    let calibration = example_calibration();
+    assert!(
+        calibration.fitted_on.contains("scifact"),
+        "{}",
+        calibration.fitted_on
+    );
+    // Fitted under the default fusion, so the default configuration loads it.
+    let config = calibrated_evaluator(&example_calibration_path());
+    let parts = components(&Config::parse(&config).unwrap()).unwrap();
+    assert_eq!(parts.evaluator.name(), "calibrated");
+}
+
+#[test]
+fn calibration_files_with_other_features_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old-calibration.toml");
+    let mut calibration = example_calibration();
+    calibration.query_model.features[0].name = "retired_feature".into();
+    write_calibration(&path, &calibration).unwrap();
+    let err = components(&Config::parse(&calibrated_evaluator(&path)).unwrap()).unwrap_err();
+    let message = format!("{err:#}");
+    assert!(message.contains("old-calibration.toml"), "{message}");
+    assert!(message.contains("retired_feature"), "{message}");
+}
+
+#[test]
+fn a_calibration_fitted_under_another_fusion_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rrf-calibration.toml");
+    let calibration = Calibration {
+        fusion: "rrf".into(),
+        ..example_calibration()
+    };
+    write_calibration(&path, &calibration).unwrap();
+    let config = format!(
+        "[retrieval]\nfusion = \"convex\"\n{}",
+        calibrated_evaluator(&path)
+    );
+    let err = components(&Config::parse(&config).unwrap()).unwrap_err();
+    let message = format!("{err:#}");
+    assert!(message.contains("rrf-calibration.toml"), "{message}");
+    assert!(message.contains("retrieval.fusion"), "{message}");
+    let under_rrf = config.replace("\"convex\"", "\"rrf\"");
+    let parts = components(&Config::parse(&under_rrf).unwrap()).unwrap();
+    assert_eq!(parts.evaluator.name(), "calibrated");
+}
+
+#[test]
+fn the_ann_policy_follows_the_configuration() {
+    assert_eq!(
+        DEFAULT_ANN_MIN_ROWS,
+        crag_lancedb::DEFAULT_ANN_MIN_ROWS,
+        "the schema's default is the adapter's"
+    );
+    assert_eq!(
+        ann_policy(&Config::default().vector_index),
+        AnnPolicy::FromRows(DEFAULT_ANN_MIN_ROWS)
+    );
+    let c = Config::parse("[vector_index]\nann_min_rows = 5000\n").unwrap();
+    assert_eq!(ann_policy(&c.vector_index), AnnPolicy::FromRows(5000));
+    let off = Config::parse("[vector_index]\nann = false\n").unwrap();
+    assert_eq!(ann_policy(&off.vector_index), AnnPolicy::Off);
+}

@@ -1,0 +1,27 @@
+//! crag's application layer and composition root, shared by the CLI, the HTTP and the gRPC
+//! apps.
+//!
+//! - [`api`]: the use cases both APIs serve (query, ingest, delete, stats) with
+//!   authentication, load shedding, the request deadline and readiness around them;
+//! - [`requests`]: what callers send, checked against `[limits]` into domain requests;
+//! - [`error`]: the error kinds the APIs answer, mapped once from engine errors;
+//! - [`compose`]: the composition root, building the adapters the configuration names by kind;
+//! - [`runtime`]: logging, thin binaries' configuration, shutdown and draining.
+//!
+//! The wire types (HTTP DTOs, protobuf) stay in the apps.
+
+pub mod api;
+pub mod auth;
+pub mod compose;
+pub mod error;
+pub mod requests;
+pub mod runtime;
+
+pub use api::{Api, DocumentError, IngestOutcome, Shed};
+pub use auth::TokenSet;
+pub use error::{AppError, Code};
+pub use requests::{DocumentParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};
+pub use runtime::{
+    bind, config_from_args, exit_code, init_tracing, serve_gracefully, server_main,
+    shutdown_signal, ShutdownFuture, SERVER_LOG_FILTER,
+};
