@@ -1,46 +1,33 @@
-//! Hand-written retry loop: exponential backoff with a little jitter, honouring `Retry-After`.
+//! Retries with exponential backoff and jitter (`backon`), honouring the server's
+//! `Retry-After`; what is retryable is decided by the adapter ([`Failure::retryable`]).
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
+use backon::{ExponentialBuilder, Retryable as _};
 use crag_ports::{ErrorKind, PortError, PortResult};
 use reqwest::header::HeaderValue;
-
-/// Fraction of a backoff delay that jitter may take away, in per mille.
-const JITTER_PER_MILLE: u128 = 100;
 
 /// How often and how patiently a failed call is repeated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RetryPolicy {
     /// Retries after the first attempt (0 = a single attempt).
     pub(crate) max_retries: u32,
-    /// Delay before the first retry.
+    /// Delay before the first retry; it doubles with each further retry, plus jitter.
     pub(crate) initial_backoff: Duration,
-    /// Longest delay between two attempts, `Retry-After` included.
+    /// Longest delay between two attempts before jitter, `Retry-After` included.
     pub(crate) max_backoff: Duration,
 }
 
 impl RetryPolicy {
-    /// Returns the delay before retry number `retry` (0-based): `initial * 2^retry` capped at
-    /// `max_backoff`, less up to 10% jitter drawn from `jitter`. Never panics, never overflows.
-    pub(crate) fn backoff(&self, retry: u32, jitter: u64) -> Duration {
-        let factor = 1u32.checked_shl(retry).unwrap_or(u32::MAX);
-        let base = self
-            .initial_backoff
-            .saturating_mul(factor)
-            .min(self.max_backoff);
-        let cut = base.as_nanos() * JITTER_PER_MILLE / 1000 * u128::from(jitter % 1001) / 1000;
-        base.saturating_sub(Duration::from_nanos(u64::try_from(cut).unwrap_or(u64::MAX)))
-    }
-
-    /// Returns the delay before retry number `retry`: the server's `Retry-After` capped at
-    /// `max_backoff` when it sent one, the jittered exponential backoff otherwise.
-    pub(crate) fn delay(&self, retry: u32, retry_after: Option<Duration>, jitter: u64) -> Duration {
-        match retry_after {
-            Some(wait) => wait.min(self.max_backoff),
-            None => self.backoff(retry, jitter),
-        }
+    fn backoff(&self) -> ExponentialBuilder {
+        ExponentialBuilder::default()
+            .with_min_delay(self.initial_backoff)
+            .with_max_delay(self.max_backoff)
+            .with_factor(2.0)
+            .with_max_times(self.max_retries as usize)
+            .with_jitter()
     }
 }
 
@@ -48,23 +35,6 @@ impl RetryPolicy {
 pub(crate) fn parse_retry_after(value: &HeaderValue) -> Option<Duration> {
     let text = value.to_str().ok()?.trim();
     text.parse::<u64>().ok().map(Duration::from_secs)
-}
-
-/// Returns a pseudo-random number from the clock and a counter (no `rand` crate needed).
-pub(crate) fn jitter_seed() -> u64 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::from(d.subsec_nanos()))
-        .unwrap_or(0);
-    splitmix64(nanos ^ COUNTER.fetch_add(0x9E37_79B9, Ordering::Relaxed))
-}
-
-fn splitmix64(seed: u64) -> u64 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// A failed attempt, classified for the retry loop.
@@ -118,26 +88,32 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Failure>>,
 {
-    let mut retries = 0u32;
-    loop {
-        match attempt().await {
-            Ok(value) => return Ok(value),
-            Err(failure) if failure.retryable && retries < policy.max_retries => {
-                let delay = policy.delay(retries, failure.retry_after, jitter_seed());
-                tracing::warn!(
-                    what,
-                    error = %failure.message,
-                    retry = retries + 1,
-                    max_retries = policy.max_retries,
-                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    "retrying"
-                );
-                tokio::time::sleep(delay).await;
-                retries += 1;
-            }
-            Err(failure) => return Err(failure.into_port_error(retries + 1)),
-        }
-    }
+    let attempts = AtomicU32::new(0);
+    let max_backoff = policy.max_backoff;
+    let result = (|| {
+        attempts.fetch_add(1, Ordering::Relaxed);
+        attempt()
+    })
+    .retry(policy.backoff())
+    .sleep(tokio::time::sleep)
+    .when(|failure: &Failure| failure.retryable)
+    .adjust(|failure: &Failure, delay: Option<Duration>| {
+        // The server's wish replaces the backoff, within the same cap; an exhausted budget
+        // (no delay) stays exhausted.
+        delay.map(|d| failure.retry_after.map_or(d, |wait| wait.min(max_backoff)))
+    })
+    .notify(|failure: &Failure, delay: Duration| {
+        tracing::warn!(
+            what,
+            error = %failure.message,
+            retry = attempts.load(Ordering::Relaxed),
+            max_retries = policy.max_retries,
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            "retrying"
+        );
+    })
+    .await;
+    result.map_err(|failure| failure.into_port_error(attempts.load(Ordering::Relaxed)))
 }
 
 #[cfg(test)]
@@ -155,62 +131,6 @@ mod tests {
     }
 
     #[test]
-    fn backoff_doubles_until_capped() {
-        let p = policy(3, 500, 8000);
-        let delays: Vec<u128> = (0..7).map(|r| p.backoff(r, 0).as_millis()).collect();
-        assert_eq!(delays, vec![500, 1000, 2000, 4000, 8000, 8000, 8000]);
-    }
-
-    #[test]
-    fn jitter_takes_at_most_a_tenth() {
-        let p = policy(3, 500, 8000);
-        for seed in [1, 7, 500, 999, 1000, 1001, u64::MAX, 123_456_789] {
-            for retry in 0..6 {
-                let full = p.backoff(retry, 0);
-                let jittered = p.backoff(retry, seed);
-                assert!(jittered <= full, "{jittered:?} > {full:?}");
-                assert!(
-                    jittered >= full.mul_f64(0.9),
-                    "{jittered:?} < 0.9 * {full:?}"
-                );
-            }
-        }
-        // The largest jitter takes exactly 10%.
-        assert_eq!(p.backoff(0, 1000), Duration::from_millis(450));
-        // Jitter still applies at the cap.
-        assert!(p.backoff(10, 1000) < Duration::from_millis(8000));
-    }
-
-    #[test]
-    fn backoff_never_overflows() {
-        let p = RetryPolicy {
-            max_retries: u32::MAX,
-            initial_backoff: Duration::MAX,
-            max_backoff: Duration::MAX,
-        };
-        for retry in [0, 1, 31, 32, 33, 1000, u32::MAX] {
-            let d = p.backoff(retry, u64::MAX);
-            assert!(d > Duration::ZERO);
-        }
-        assert_eq!(policy(3, 0, 0).backoff(u32::MAX, 5), Duration::ZERO);
-    }
-
-    #[test]
-    fn retry_after_wins_but_is_capped() {
-        let p = policy(3, 500, 8000);
-        assert_eq!(p.delay(0, Some(Duration::ZERO), 42), Duration::ZERO);
-        assert_eq!(
-            p.delay(2, Some(Duration::from_secs(3)), 42),
-            Duration::from_secs(3)
-        );
-        assert_eq!(
-            p.delay(0, Some(Duration::from_secs(3600)), 42),
-            Duration::from_secs(8)
-        );
-        assert_eq!(p.delay(1, None, 0), Duration::from_secs(1));
-    }
-
-    #[test]
     fn retry_after_parses_seconds_only() {
         let parse = |s: &str| parse_retry_after(&HeaderValue::from_str(s).expect("header"));
         assert_eq!(parse("0"), Some(Duration::ZERO));
@@ -220,12 +140,6 @@ mod tests {
         assert_eq!(parse("1.5"), None);
         assert_eq!(parse(""), None);
         assert_eq!(parse("99999999999999999999999"), None);
-    }
-
-    #[test]
-    fn jitter_seeds_vary() {
-        let seeds: std::collections::HashSet<u64> = (0..16).map(|_| jitter_seed()).collect();
-        assert!(seeds.len() > 1);
     }
 
     fn unavailable(retryable: bool) -> Failure {
@@ -279,5 +193,31 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::InvalidInput);
         assert_eq!(err.to_string(), "bad request");
         assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    /// On tokio's paused clock: the waits are the backoff's (doubling from 500 ms, jitter at
+    /// most doubling each) or the server's `Retry-After`, capped at `max_backoff`.
+    #[tokio::test(start_paused = true)]
+    async fn waits_follow_the_backoff_and_the_server() {
+        let started = tokio::time::Instant::now();
+        let _: PortResult<()> = retry(&policy(3, 500, 8000), "test", || async {
+            Err(unavailable(true))
+        })
+        .await;
+        let waited = started.elapsed();
+        // 500 + 1000 + 2000 ms before jitter, at most twice that with it.
+        assert!(waited >= Duration::from_millis(3500), "{waited:?}");
+        assert!(waited <= Duration::from_millis(7000), "{waited:?}");
+
+        let started = tokio::time::Instant::now();
+        let _: PortResult<()> = retry(&policy(2, 500, 8000), "test", || async {
+            Err(Failure {
+                retry_after: Some(Duration::from_secs(3600)),
+                ..unavailable(true)
+            })
+        })
+        .await;
+        // Two retries, each capped at 8 s instead of the hour asked for.
+        assert_eq!(started.elapsed().as_secs(), 16);
     }
 }

@@ -65,7 +65,7 @@ impl CragRuntime {
                 parts.config.max_synonyms_per_term,
             ),
             router: QueryRouter::new(parts.config.router.clone()),
-            rerank_cache: RerankCache::default(),
+            rerank_cache: RerankCache::for_config(&parts.config.rerank),
             parts,
         })
     }

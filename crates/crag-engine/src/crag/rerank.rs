@@ -1,9 +1,9 @@
 //! Two-stage retrieval (seed 003): coarse candidates -> cross-encoder rerank -> keep the
 //! candidates above a probability threshold -> final k; with an in-process score cache.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 use crag_core::FusedHit;
 use crag_ports::{RerankScore, Reranker};
@@ -108,16 +108,33 @@ pub struct RerankOutcome {
 type Key = [u8; 32];
 /// Scores of one cached rerank, by chunk id.
 type Scores = Arc<HashMap<String, RerankScore>>;
-/// Entries with their insertion time, and the insertion order for eviction.
-type Entries = (HashMap<Key, (Instant, Scores)>, VecDeque<Key>);
 
-/// Bounded in-process cache of rerank scores with a time to live.
-#[derive(Debug, Default)]
+/// Bounded in-process cache of rerank scores with a time to live (`moka`: TinyLFU admission,
+/// LRU eviction, expiry on read and in its maintenance).
+#[derive(Debug, Clone)]
 pub(crate) struct RerankCache {
-    entries: Mutex<Entries>,
+    entries: moka::sync::Cache<Key, Scores>,
 }
 
 impl RerankCache {
+    /// A cache of at most `capacity` reranks, each valid for `ttl`.
+    pub(crate) fn new(capacity: usize, ttl: Duration) -> Self {
+        Self {
+            entries: moka::sync::Cache::builder()
+                .max_capacity(capacity.max(1) as u64)
+                .time_to_live(ttl.max(Duration::from_millis(1)))
+                .build(),
+        }
+    }
+
+    /// The cache `config` asks for.
+    pub(crate) fn for_config(config: &RerankConfig) -> Self {
+        Self::new(
+            config.cache_capacity,
+            Duration::from_millis(config.cache_ttl_ms),
+        )
+    }
+
     fn key(query: &str, hits: &[FusedHit], model: &str) -> Key {
         let normalized = query
             .split_whitespace()
@@ -138,41 +155,12 @@ impl RerankCache {
         *h.finalize().as_bytes()
     }
 
-    fn get(&self, key: &Key, ttl: Duration) -> Option<Scores> {
-        let mut guard = self
-            .entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match guard.0.get(key) {
-            Some((at, scores)) if at.elapsed() < ttl => Some(Arc::clone(scores)),
-            Some(_) => {
-                guard.0.remove(key);
-                None
-            }
-            None => None,
-        }
+    fn get(&self, key: &Key) -> Option<Scores> {
+        self.entries.get(key)
     }
 
-    fn put(&self, key: Key, scores: HashMap<String, RerankScore>, capacity: usize) {
-        let mut guard = self
-            .entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (map, order) = &mut *guard;
-        if map
-            .insert(key, (Instant::now(), Arc::new(scores)))
-            .is_none()
-        {
-            order.push_back(key);
-        }
-        while map.len() > capacity.max(1) {
-            match order.pop_front() {
-                Some(old) => {
-                    map.remove(&old);
-                }
-                None => break,
-            }
-        }
+    fn put(&self, key: Key, scores: HashMap<String, RerankScore>) {
+        self.entries.insert(key, Arc::new(scores));
     }
 }
 
@@ -199,8 +187,7 @@ pub(crate) async fn rerank(
         return Ok((kept, outcome));
     }
     let key = RerankCache::key(query, &hits, reranker.model_id());
-    let ttl = Duration::from_millis(config.cache_ttl_ms);
-    let scores = match cache.get(&key, ttl) {
+    let scores = match cache.get(&key) {
         Some(scores) => {
             outcome.cache_hit = true;
             scores
@@ -229,7 +216,7 @@ pub(crate) async fn rerank(
                 .zip(scores)
                 .map(|(h, s)| (h.chunk.id.to_string(), s))
                 .collect();
-            cache.put(key, map.clone(), config.cache_capacity);
+            cache.put(key, map.clone());
             Arc::new(map)
         }
     };
@@ -277,18 +264,19 @@ mod tests {
 
     #[test]
     fn cache_expires_and_is_bounded() {
-        let cache = RerankCache::default();
         let s = || HashMap::from([("a".to_owned(), RerankScore::from_logit(1.0))]);
-        cache.put([1; 32], s(), 2);
-        assert!(cache.get(&[1; 32], Duration::from_secs(60)).is_some());
-        assert!(cache.get(&[1; 32], Duration::ZERO).is_none(), "expired");
-        cache.put([1; 32], s(), 2);
-        cache.put([2; 32], s(), 2);
-        cache.put([3; 32], s(), 2);
-        assert!(
-            cache.get(&[1; 32], Duration::from_secs(60)).is_none(),
-            "evicted"
-        );
-        assert!(cache.get(&[3; 32], Duration::from_secs(60)).is_some());
+        let cache = RerankCache::new(2, Duration::from_secs(60));
+        cache.put([1; 32], s());
+        assert!(cache.get(&[1; 32]).is_some());
+        for key in 2..50u8 {
+            cache.put([key; 32], s());
+        }
+        cache.entries.run_pending_tasks();
+        assert!(cache.entries.entry_count() <= 2, "bounded");
+
+        let brief = RerankCache::new(10, Duration::from_millis(1));
+        brief.put([1; 32], s());
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(brief.get(&[1; 32]).is_none(), "expired");
     }
 }
