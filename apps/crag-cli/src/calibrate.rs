@@ -17,9 +17,10 @@ use crag_evaluation::{
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::collection::{prepare_index, Collection, CollectionArgs, PreparedIndex};
-use crate::commands::Context;
-use crate::eval::judged_request;
+use crag_bench::{judged_request, prepare_index, Collection, PreparedIndex};
+
+use crate::collection::CollectionArgs;
+use crate::commands::{Bar, Context};
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -76,8 +77,9 @@ struct SampleRecord<'a> {
 
 pub async fn calibrate_command(ctx: &Context, args: CalibrateArgs) -> Result<()> {
     let top_k = TopK::new(args.top_k)?;
-    let collection = Collection::read(&args.collection, &args.split)?;
-    let index = prepare_index(ctx, &args.collection, &collection).await?;
+    let spec = args.collection.spec();
+    let collection = Collection::read(&spec, &args.split)?;
+    let index = prepare_index(&ctx.config, &spec, &collection, &Bar::new(false)).await?;
     if args.rerank && !index.engine.has_reranker() {
         eprintln!(
             "--rerank: no reranker configured ([reranker] in --config); the rerank features stay unfitted"

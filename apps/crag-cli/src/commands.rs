@@ -221,7 +221,7 @@ pub async fn stats(ctx: &Context, args: StatsArgs) -> Result<()> {
     ensure_index(ctx.data_dir())?;
     let engine = ctx.engine(ctx.config.engine_config()).await?;
     let stats = engine.stats().await?;
-    let bytes = dir_size(ctx.data_dir());
+    let bytes = crag_bench::dir_size(ctx.data_dir());
     output::stats(ctx.data_dir(), &stats, bytes, args.json)
 }
 
@@ -233,24 +233,6 @@ fn ensure_index(data_dir: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-pub(crate) fn dir_size(dir: &Path) -> u64 {
-    walkdir_size(dir).unwrap_or(0)
-}
-
-fn walkdir_size(dir: &Path) -> std::io::Result<u64> {
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let meta = entry.metadata()?;
-        total += if meta.is_dir() {
-            walkdir_size(&entry.path())?
-        } else {
-            meta.len()
-        };
-    }
-    Ok(total)
 }
 
 /// Progress bar on stderr; hidden when stderr is not a terminal or JSON is asked for.

@@ -1,30 +1,14 @@
-//! `crag eval`: runs a BEIR collection's queries through each stage (BM25, vectors, hybrid,
-//! hybrid + Corrective RAG) and reports retrieval quality, latency, throughput and how well the
-//! relevance evaluator tells answerable queries from unanswerable ones.
+//! `crag eval`: the flags, a progress bar and the output of `crag_bench`'s evaluation harness.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use clap::Args;
-use crag_core::{Query, TopK};
-use crag_engine::{Engine, QueryOutcome, QueryRequest};
-use crag_evaluation::{
-    auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, HeuristicConfig, HeuristicEvaluator,
-};
+use crag_bench::{evaluate, parse_stage, print_report, EvalOptions, EvalProgress, Stage, DEPTH};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::collection::{prepare_index, Collection, CollectionArgs, PreparedIndex};
-use crate::commands::{dir_size, Context};
-use crate::output::ms;
-use crag_config::{Config, EvaluatorKind};
-
-mod report;
-
-use report::{print_report, EvalReport, EvaluatorReport, IngestFigures, Latency, StageReport};
+use crate::collection::CollectionArgs;
+use crate::commands::{Bar, Context};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -55,438 +39,53 @@ pub struct EvalArgs {
     stages: Vec<Stage>,
 }
 
-fn parse_stage(name: &str) -> Result<Stage, String> {
-    Stage::ALL
-        .into_iter()
-        .find(|s| s.name() == name)
-        .ok_or_else(|| {
-            let names: Vec<_> = Stage::ALL.iter().map(|s| s.name()).collect();
-            format!(
-                "unknown stage `{name}` (expected one of {})",
-                names.join(", ")
-            )
-        })
-}
+/// The stage runs as a progress bar on stderr.
+struct StageBar(ProgressBar);
 
-/// Depth of the retrieval stages (Recall@100).
-const DEPTH: usize = 100;
-
-/// One query's run through a stage.
-struct Run {
-    /// Corpus ids, best first (each document once, at its best chunk).
-    ids: Vec<String>,
-    /// The stage's score of each id's chunk: BM25, vector similarity or fused RRF score; 1 / rank
-    /// for the reranking and Corrective RAG stages, whose order is not one score's.
-    scores: Vec<f64>,
-    /// The Corrective RAG stage's outcome.
-    outcome: Option<QueryOutcome>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Stage {
-    Bm25,
-    Vector,
-    Hybrid,
-    Rerank,
-    Crag,
-}
-
-impl Stage {
-    const ALL: [Stage; 5] = [
-        Stage::Bm25,
-        Stage::Vector,
-        Stage::Hybrid,
-        Stage::Rerank,
-        Stage::Crag,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Bm25 => "bm25",
-            Self::Vector => "vector",
-            Self::Hybrid => "hybrid",
-            Self::Rerank => "hybrid+rerank",
-            Self::Crag => "hybrid+crag",
-        }
+impl EvalProgress for StageBar {
+    fn start(&self, total: usize) {
+        self.0.set_length(total as u64);
+    }
+    fn stage(&self, name: &str) {
+        self.0.set_message(name.to_owned());
+    }
+    fn advance(&self) {
+        self.0.inc(1);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+    fn note(&self, message: &str) {
+        self.0.suspend(|| eprintln!("{message}"));
     }
 }
 
 pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
-    let crag_top_k = TopK::new(args.crag_top_k)?;
-    let collection = Collection::read(&args.collection, &args.split)?;
-    let index = prepare_index(ctx, &args.collection, &collection).await?;
-    let (engine, prefix) = (&index.engine, index.prefix.as_str());
-    let stats = engine.stats().await?;
-
-    let stage_list: Vec<Stage> = Stage::ALL
-        .into_iter()
-        .filter(|s| args.stages.is_empty() || args.stages.contains(s))
-        .filter(|s| *s != Stage::Rerank || engine.has_reranker())
-        .collect();
-    if !engine.has_reranker() && (args.stages.is_empty() || args.stages.contains(&Stage::Rerank)) {
-        eprintln!(
-            "stage hybrid+rerank skipped: no reranker configured ([reranker] in --config, see docs/rerank.md)"
-        );
-    }
-    let judged = stage_list.contains(&Stage::Crag);
-    let total = collection.queries.len() * stage_list.len();
-    let progress = ProgressBar::new(total as u64);
-    progress.set_style(
+    let bar = ProgressBar::new(0);
+    bar.set_style(
         ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len} stage runs ({eta}) {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let mut stages = Vec::new();
-    let mut per_query: HashMap<Stage, Vec<Run>> = HashMap::new();
-    for stage in stage_list {
-        progress.set_message(stage.name());
-        let mut latencies = Vec::with_capacity(collection.queries.len());
-        let mut runs = Vec::with_capacity(collection.queries.len());
-        for (_, q) in &collection.queries {
-            let t = Instant::now();
-            let run = run_stage(engine, stage, q, crag_top_k, prefix).await?;
-            latencies.push(ms(t.elapsed()));
-            runs.push(run);
-            progress.inc(1);
-        }
-        let qps = if args.clients > 0 {
-            Some(
-                throughput(
-                    engine,
-                    stage,
-                    &collection.queries,
-                    args.clients,
-                    crag_top_k,
-                    prefix,
-                )
-                .await?,
-            )
-        } else {
-            None
-        };
-        stages.push(stage_report(
-            stage,
-            &collection,
-            &runs,
-            &latencies,
-            args.clients,
-            qps,
-        ));
-        if let Some(dir) = &args.runs {
-            write_run(dir, stage, &collection, &runs)?;
-        }
-        per_query.insert(stage, runs);
-    }
-    progress.finish_and_clear();
-
-    // The seed heuristic's comparison scores only matter beside a judged stage.
-    let baseline = if ctx.config.evaluator.kind == EvaluatorKind::Heuristic || !judged {
-        None
-    } else {
-        eprintln!("scoring the same documents with the seed heuristic for comparison");
-        Some(heuristic_scores(engine, &collection.queries, crag_top_k).await?)
+    let options = EvalOptions {
+        split: args.split,
+        clients: args.clients,
+        crag_top_k: args.crag_top_k,
+        runs: args.runs,
+        stages: args.stages,
     };
-    let evaluator = evaluator_report(
-        &collection,
-        &per_query,
+    let report = evaluate(
         &ctx.config,
-        &args.collection,
-        &index,
-        baseline.as_deref(),
-    );
-    let report = &index.ingest;
-    let out = EvalReport {
-        dataset: args.collection.dataset.display().to_string(),
-        split: args.split.clone(),
-        queries: collection.queries.len(),
-        documents: stats.documents,
-        chunks: stats.keyword_chunks,
-        ingest: IngestFigures {
-            documents_written: report.documents_added + report.documents_updated,
-            documents_deleted: report.documents_deleted,
-            chunks_written: report.chunks_written,
-            chunks_per_second: (report.chunks_written > 0).then(|| report.chunks_per_second()),
-            elapsed_seconds: report.elapsed.as_secs_f64(),
-        },
-        index_bytes: dir_size(&index.index_dir),
-        peak_rss_bytes: peak_rss(),
-        stages,
-        evaluator,
-    };
-    print_report(&out);
+        &args.collection.spec(),
+        &options,
+        &Bar::new(false),
+        &StageBar(bar),
+    )
+    .await?;
+    print_report(&report);
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&out)?)
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("report written to {}", path.display());
     }
     Ok(())
-}
-
-/// Writes one stage's rankings as a TREC run (`qid Q0 docid rank score tag`).
-fn write_run(
-    dir: &std::path::Path,
-    stage: Stage,
-    collection: &Collection,
-    runs: &[Run],
-) -> Result<()> {
-    use std::fmt::Write as _;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut text = String::new();
-    for ((qid, _), run) in collection.queries.iter().zip(runs) {
-        for (i, (doc, score)) in run.ids.iter().zip(&run.scores).enumerate() {
-            let (rank, tag) = (i + 1, stage.name());
-            let _ = writeln!(text, "{qid} Q0 {doc} {rank} {score:.6} crag-{tag}");
-        }
-    }
-    let path = dir.join(format!("{}.run", stage.name()));
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Runs one query through one stage; returns the ranked corpus ids (first occurrence of each
-/// document) and, for the CRAG stage, the outcome.
-async fn run_stage(
-    engine: &Engine,
-    stage: Stage,
-    q: &Query,
-    crag_top_k: TopK,
-    prefix: &str,
-) -> Result<Run> {
-    let depth = TopK::new(DEPTH)?;
-    let doc = |id: &str| id.strip_prefix(prefix).unwrap_or(id).to_owned();
-    let (ranked, outcome): (Vec<(String, f64)>, _) = match stage {
-        Stage::Bm25 | Stage::Vector => {
-            let hits = if stage == Stage::Bm25 {
-                engine.retrieve_keyword(q, depth).await?
-            } else {
-                engine.retrieve_vector(q, depth).await?
-            };
-            let ranked = hits
-                .iter()
-                .map(|h| (doc(h.chunk.document_id.as_str()), f64::from(h.score)))
-                .collect();
-            (ranked, None)
-        }
-        Stage::Hybrid => {
-            let r = engine.retrieve(q, depth).await?;
-            let ranked = r
-                .hits
-                .iter()
-                .map(|h| (doc(h.chunk.document_id.as_str()), f64::from(h.fused_score)))
-                .collect();
-            (ranked, None)
-        }
-        Stage::Rerank | Stage::Crag => {
-            let request = if stage == Stage::Rerank {
-                QueryRequest {
-                    use_crag: false,
-                    use_web_search: false,
-                    ..QueryRequest::new(q.clone(), depth)
-                }
-            } else {
-                judged_request(q, crag_top_k)
-            };
-            let o = engine.query(&request).await?;
-            // These stages' order is not one score's (filtering, refinement): 1 / rank.
-            let ranked = o
-                .artifacts
-                .iter()
-                .enumerate()
-                .map(|(i, a)| (doc(a.chunk.document_id.as_str()), 1.0 / (i + 1) as f64))
-                .collect();
-            (ranked, (stage == Stage::Crag).then_some(o))
-        }
-    };
-    let mut seen = HashSet::new();
-    let (ids, scores) = ranked
-        .into_iter()
-        .filter(|(d, _)| seen.insert(d.clone()))
-        .unzip();
-    Ok(Run {
-        ids,
-        scores,
-        outcome,
-    })
-}
-
-/// The request of the Corrective RAG stage: no web search, no reranking (that is the
-/// hybrid+rerank stage's), `top_k` results judged.
-pub(crate) fn judged_request(q: &Query, top_k: TopK) -> QueryRequest {
-    QueryRequest {
-        use_web_search: false,
-        use_rerank: false,
-        // The ranking is measured, not the packing: no result is left out for the budget.
-        token_budget: Some(UNBOUNDED_BUDGET),
-        ..QueryRequest::new(q.clone(), top_k)
-    }
-}
-
-/// A token budget no ranking of at most 1000 chunks reaches.
-const UNBOUNDED_BUDGET: usize = 1 << 40;
-
-/// The seed heuristic's score of the documents the Corrective RAG stage judges, per query:
-/// the baseline printed beside another evaluator's AUROC.
-async fn heuristic_scores(
-    engine: &Engine,
-    queries: &[(String, Query)],
-    top_k: TopK,
-) -> Result<Vec<f64>> {
-    let heuristic = HeuristicEvaluator::new(HeuristicConfig::default())?;
-    let mut scores = Vec::with_capacity(queries.len());
-    for (_, q) in queries {
-        let input = engine.evaluation_input(&judged_request(q, top_k)).await?;
-        scores.push(f64::from(
-            heuristic.evaluate(q.as_str(), &input.documents).score,
-        ));
-    }
-    Ok(scores)
-}
-
-/// Queries per second with `clients` concurrent callers over the whole query list.
-async fn throughput(
-    engine: &Engine,
-    stage: Stage,
-    queries: &[(String, Query)],
-    clients: usize,
-    crag_top_k: TopK,
-    prefix: &str,
-) -> Result<f64> {
-    let queries: Arc<Vec<Query>> = Arc::new(queries.iter().map(|(_, q)| q.clone()).collect());
-    let next = Arc::new(AtomicUsize::new(0));
-    let started = Instant::now();
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..clients {
-        let (engine, queries, next, prefix) = (
-            engine.clone(),
-            Arc::clone(&queries),
-            Arc::clone(&next),
-            prefix.to_owned(),
-        );
-        tasks.spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(q) = queries.get(i) else {
-                    return Ok::<(), anyhow::Error>(());
-                };
-                run_stage(&engine, stage, q, crag_top_k, &prefix).await?;
-            }
-        });
-    }
-    while let Some(r) = tasks.join_next().await {
-        r.context("throughput task failed")??;
-    }
-    Ok(queries.len() as f64 / started.elapsed().as_secs_f64())
-}
-
-fn stage_report(
-    stage: Stage,
-    c: &Collection,
-    runs: &[Run],
-    latencies: &[f64],
-    clients: usize,
-    qps: Option<f64>,
-) -> StageReport {
-    let n = runs.len().max(1) as f64;
-    let mut sums = [0.0; 4];
-    for ((id, _), run) in c.queries.iter().zip(runs) {
-        let j = &c.qrels[id];
-        let r = as_refs(&run.ids);
-        sums[0] += ndcg_at_k(&r, j, 10);
-        sums[1] += recall_at_k(&r, j, 10);
-        sums[2] += recall_at_k(&r, j, 100);
-        sums[3] += mrr_at_k(&r, j, 10);
-    }
-    let p = |x| percentile(latencies, x).unwrap_or(0.0);
-    StageReport {
-        stage: stage.name(),
-        ndcg_at_10: sums[0] / n,
-        recall_at_10: sums[1] / n,
-        recall_at_100: sums[2] / n,
-        mrr_at_10: sums[3] / n,
-        latency_ms: Latency {
-            p50: p(0.50),
-            p95: p(0.95),
-            p99: p(0.99),
-        },
-        clients,
-        queries_per_second: qps,
-    }
-}
-
-fn evaluator_report(
-    c: &Collection,
-    per_query: &HashMap<Stage, Vec<Run>>,
-    config: &Config,
-    args: &CollectionArgs,
-    index: &PreparedIndex,
-    baseline: Option<&[f64]>,
-) -> EvaluatorReport {
-    let empty = Vec::new();
-    let crag = per_query.get(&Stage::Crag).unwrap_or(&empty);
-    let hybrid = per_query.get(&Stage::Hybrid).unwrap_or(&empty);
-    let mut scores = Vec::new();
-    let mut labels = Vec::new();
-    let mut baseline_scores = Vec::new();
-    let mut verdicts: BTreeMap<String, [usize; 2]> = BTreeMap::new();
-    let (mut raised, mut lowered, mut unchanged) = (0, 0, 0);
-    for (i, (id, _)) in c.queries.iter().enumerate() {
-        let j = &c.qrels[id];
-        let (Some(crag_run), Some(hybrid_run)) = (crag.get(i), hybrid.get(i)) else {
-            continue;
-        };
-        let Some(o) = &crag_run.outcome else {
-            continue;
-        };
-        let (crag_ranked, hybrid_ranked) = (&crag_run.ids, &hybrid_run.ids);
-        // Answerable: the top 10 the evaluator judged holds a relevant document.
-        let answerable = hybrid_ranked
-            .iter()
-            .take(10)
-            .any(|d| j.get(d).is_some_and(|g| *g > 0));
-        verdicts.entry(o.decision().to_owned()).or_default()[usize::from(!answerable)] += 1;
-        if let Some(e) = &o.evaluation {
-            scores.push(f64::from(e.score));
-            labels.push(answerable);
-            if let Some(b) = baseline.and_then(|b| b.get(i)) {
-                baseline_scores.push(*b);
-            }
-        }
-        if o.correction_strategy() != "none" {
-            let after = ndcg_at_k(&as_refs(crag_ranked), j, 10);
-            let before = ndcg_at_k(&as_refs(hybrid_ranked), j, 10);
-            match after.partial_cmp(&before) {
-                Some(std::cmp::Ordering::Greater) => raised += 1,
-                Some(std::cmp::Ordering::Less) => lowered += 1,
-                _ => unchanged += 1,
-            }
-        }
-    }
-    let answerable = labels.iter().filter(|l| **l).count();
-    EvaluatorReport {
-        evaluator: format!("{:?}", config.evaluator.kind).to_lowercase(),
-        ablate: args.ablate,
-        seed: args.seed,
-        ablated_queries: index.ablated_queries.len(),
-        ablated_documents: index.ablated_documents,
-        answerable,
-        unanswerable: labels.len() - answerable,
-        auroc: auroc(&scores, &labels),
-        heuristic_auroc: baseline
-            .filter(|_| baseline_scores.len() == labels.len())
-            .and_then(|_| auroc(&baseline_scores, &labels)),
-        verdicts,
-        corrections_raised_ndcg: raised,
-        corrections_lowered_ndcg: lowered,
-        corrections_unchanged_ndcg: unchanged,
-    }
-}
-
-/// Peak resident memory of this process (Linux `VmHWM`), if known.
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-fn as_refs(v: &[String]) -> Vec<&str> {
-    v.iter().map(String::as_str).collect()
 }

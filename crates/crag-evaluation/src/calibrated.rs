@@ -4,10 +4,10 @@
 use crag_core::{CriterionScore, EvalDocument, Evaluation, Verdict};
 use serde::{Deserialize, Serialize};
 
+use crate::auroc::auroc;
 use crate::error::{EvaluationError, Result};
 use crate::features::{extract, Features, DOCUMENT_FEATURES, QUERY_FEATURES};
 use crate::heuristic::{HeuristicConfig, HeuristicEvaluator};
-use crate::ir::auroc;
 use crate::logistic::{fit_logistic, sigmoid, FitOptions, LogisticModel};
 
 /// Version of the calibration format this code reads and writes.

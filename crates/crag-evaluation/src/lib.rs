@@ -22,24 +22,24 @@
 //!   target precision ([`choose_thresholds`]). A [`Calibration`] is plain serde data; reading
 //!   and writing its file is the caller's job.
 //!
-//! [`ir`] holds the offline metrics `crag eval` reports: [`ndcg_at_k`], [`recall_at_k`] and
-//! [`mrr_at_k`] against graded [`Judgements`] (linear gain, as pytrec_eval / BEIR), [`auroc`] of
-//! verdict scores and nearest-rank [`percentile`]s.
+//! [`auroc`] measures how well verdict scores separate answerable from unanswerable queries;
+//! the ranking metrics and the evaluation harness are the `crag-bench` crate's.
 //!
 //! [`keywords`] exposes the keyword extraction the heuristic and the features use. Nothing here performs IO or panics on
 //! any input.
 
+mod auroc;
 mod calibrated;
 mod error;
 mod features;
 mod heuristic;
-pub mod ir;
 mod llm;
 mod logistic;
 mod parse;
 mod stats;
 mod text;
 
+pub use auroc::auroc;
 pub use calibrated::{
     calibrate, choose_thresholds, recall_threshold, CalibratedEvaluator, Calibration,
     CalibrationOptions, LabelledQuery, Thresholds, CALIBRATION_VERSION, DEFAULT_FUSION,
@@ -47,7 +47,6 @@ pub use calibrated::{
 pub use error::{EvaluationError, Result};
 pub use features::{extract as extract_features, Features, DOCUMENT_FEATURES, QUERY_FEATURES};
 pub use heuristic::{HeuristicConfig, HeuristicEvaluator, SIMILARITY_CEILING, SIMILARITY_FLOOR};
-pub use ir::{auroc, mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
 pub use llm::{LlmJudge, LlmJudgeConfig, LlmPrompt};
 pub use logistic::{fit_logistic, sigmoid, FeatureWeight, FitOptions, LogisticModel};
 pub use parse::{parse_llm_scores, ParsedScores};

@@ -6,6 +6,7 @@
 mod embedder;
 mod error;
 mod evaluator;
+mod gaps;
 mod keyword;
 mod llm;
 mod reranker;
@@ -20,6 +21,7 @@ pub mod testsuite;
 pub use embedder::Embedder;
 pub use error::{ErrorKind, PortError, PortResult};
 pub use evaluator::RelevanceEvaluator;
+pub use gaps::{ContextItem, GapDetector, GapReport};
 pub use keyword::{DocumentEntry, KeywordIndex};
 pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role, MAX_TEMPERATURE};
 pub use reranker::{RerankScore, Reranker};

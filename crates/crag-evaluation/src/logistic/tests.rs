@@ -1,5 +1,5 @@
 use super::*;
-use crate::ir::auroc;
+use crate::auroc::auroc;
 use proptest::prelude::*;
 
 fn column(values: &[f64]) -> Vec<Vec<Option<f64>>> {

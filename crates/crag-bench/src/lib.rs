@@ -1,0 +1,24 @@
+//! crag's offline evaluation, shared by the CLI (`crag eval`, `crag calibrate`), benches and
+//! tests:
+//!
+//! - [`metrics`]: nDCG, recall and MRR against graded judgements (as pytrec_eval / BEIR), and
+//!   nearest-rank percentiles;
+//! - [`collection`]: a BEIR collection on disk (judged queries, qrels) and its index, ingested
+//!   with a seeded ablation that makes a share of the queries unanswerable;
+//! - [`harness`]: runs the queries through each stage (BM25, vectors, hybrid, rerank, Corrective
+//!   RAG) and measures quality, latency, throughput and the evaluator's AUROC;
+//! - [`report`]: the report's JSON shape and printed form.
+
+pub mod collection;
+pub mod harness;
+pub mod metrics;
+pub mod report;
+
+pub use collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
+pub use crag_evaluation::auroc;
+pub use harness::{
+    dir_size, evaluate, judged_request, parse_stage, peak_rss, EvalOptions, EvalProgress,
+    QuietProgress, Stage, DEPTH,
+};
+pub use metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
+pub use report::{print_report, EvalReport};
