@@ -59,6 +59,22 @@ pub struct ParsedReply {
     pub warnings: Vec<String>,
 }
 
+impl ParsedReply {
+    /// Drops the gaps that merely repeat `question` (small models echo it into the MISSING
+    /// list), compared by [`gap_key`]; returns how many were dropped.
+    pub fn drop_question_echo(&mut self, question: &str) -> usize {
+        let question = gap_key(question);
+        let before = self.gaps.len();
+        self.gaps.retain(|gap| gap_key(gap) != question);
+        let dropped = before - self.gaps.len();
+        if dropped > 0 {
+            self.warnings
+                .push(format!("{dropped} gap(s) repeating the question dropped"));
+        }
+        dropped
+    }
+}
+
 /// Reads the answer and the gaps of a reply to [`crate::answer_and_gaps_prompt`] or
 /// [`crate::answer_and_gaps_json_prompt`]. Never panics and never fails: a reply it cannot
 /// read gives no gaps, [`Format::Unparsed`] and a warning.
@@ -179,7 +195,7 @@ fn reply(
     }
 }
 
-fn is_answer_placeholder(answer: &str) -> bool {
+pub(crate) fn is_answer_placeholder(answer: &str) -> bool {
     let key = gap_key(answer);
     key == gap_key(SECTIONS_ANSWER_PLACEHOLDER)
         || key == gap_key(JSON_PLACEHOLDERS[0])
@@ -187,14 +203,19 @@ fn is_answer_placeholder(answer: &str) -> bool {
         || key == "<your answer here>"
 }
 
-/// Returns whether `item` (cleaned) repeats one of the prompts' example items.
+/// Returns whether `item` (cleaned) repeats one of the prompts' example items, or names one
+/// of their made-up paths ("file_name in path/to/file.py").
 fn is_template_item(item: &str) -> bool {
     let key = gap_key(item);
     SECTIONS_EXAMPLE_GAPS
         .iter()
         .chain(JSON_PLACEHOLDERS.iter())
         .any(|example| gap_key(example) == key)
+        || TEMPLATE_PATHS.iter().any(|path| key.contains(path))
 }
+
+/// The made-up paths of [`SECTIONS_EXAMPLE_GAPS`].
+const TEMPLATE_PATHS: [&str; 2] = ["path/to/file.py", "some/module.py"];
 
 /// The gaps being collected, with counts of what was dropped.
 #[derive(Debug, Default)]

@@ -1,6 +1,6 @@
 //! `ANSWER:` / `MISSING:` sections, as seed 002's prompt asks for them.
 
-use super::is_none_marker;
+use super::{is_answer_placeholder, is_none_marker};
 use crate::classify::{classify_gap, GapQuery};
 use crate::text::{clean_item, is_list_item, strip_list_marker};
 
@@ -74,14 +74,23 @@ fn parse_lines(text: &str) -> Option<Sections> {
         return None;
     }
 
-    let answer = answers
-        .iter()
-        .map(|lines| lines.join("\n").trim().to_owned())
-        .find(|a| !a.is_empty())
-        .or_else(|| {
-            let before = preamble.join("\n").trim().to_owned();
-            (!before.is_empty()).then_some(before)
-        });
+    // The first answer that is more than the prompt's placeholder ("## Answer" may repeat);
+    // without an ANSWER header, the prose before the MISSING one.
+    let answer = if answers.is_empty() {
+        let before = preamble.join("\n").trim().to_owned();
+        (!before.is_empty()).then_some(before)
+    } else {
+        let texts: Vec<String> = answers
+            .iter()
+            .map(|lines| lines.join("\n").trim().to_owned())
+            .filter(|a| !a.is_empty())
+            .collect();
+        let first = texts.first().cloned();
+        texts
+            .into_iter()
+            .find(|a| !is_answer_placeholder(a))
+            .or(first)
+    };
     let mut found = Sections {
         answer,
         has_missing: !missing.is_empty(),
