@@ -312,6 +312,27 @@ fn echoed_template_items_are_dropped() {
         .warnings
         .iter()
         .any(|w| w.contains("3 item(s) repeating")));
+    // Variations on the examples' made-up paths are echoes too.
+    assert_gaps(
+        "MISSING:\n- file_name in path/to/file.py\n- className in some/module.py",
+        &[],
+    );
+}
+
+#[test]
+fn repeated_answer_headers_skip_the_placeholder() {
+    let parsed = parse_answer_and_gaps(
+        "## Answer\n\n[Your answer here]\n\n## Answer\n\nIt hashes.\n\nMISSING: NONE",
+    );
+    assert_eq!(parsed.answer.as_deref(), Some("It hashes."));
+}
+
+#[test]
+fn question_echoes_are_dropped_on_request() {
+    let mut parsed = parse_answer_and_gaps("MISSING:\n- How does login work?\n- verify_user");
+    assert_eq!(parsed.drop_question_echo("  how does LOGIN work "), 1);
+    assert_eq!(parsed.gaps, ["verify_user"]);
+    assert_eq!(parsed.drop_question_echo("other"), 0);
 }
 
 #[test]
