@@ -1,5 +1,6 @@
 # Shared set-up for crag's scripts: sourced, not run.
-# Installs the system packages the build needs (protoc for lancedb) and fetches the model assets.
+# Installs the system packages the build and tests need (protoc for lancedb, postgresql for the
+# session store's tests) and fetches the model assets.
 set -euo pipefail
 
 CRAG_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,6 +15,9 @@ crag_install_system_packages() {
   command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+  # The Postgres session store's tests run a throwaway cluster (scripts/pg-cluster.sh).
+  command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+    || missing+=(postgresql)
   [ ${#missing[@]} -eq 0 ] && return 0
   crag_log "installing Debian packages: ${missing[*]}"
   local sudo=""

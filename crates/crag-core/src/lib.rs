@@ -7,12 +7,14 @@ mod chunk;
 mod error;
 mod query;
 mod scored;
+mod session;
 mod verdict;
 
 pub use chunk::{Chunk, ChunkId, ChunkKind, Document, DocumentId, Span};
 pub use error::{CoreError, Result};
 pub use query::{ChunkFilter, Query, TopK, WeightedTerm, MAX_QUERY_BYTES, MAX_TOP_K};
 pub use scored::{FusedHit, LegHit, ScoredChunk};
+pub use session::{CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate};
 pub use verdict::{
     Correction, CorrectionKind, CriterionScore, EvalDocument, Evaluation, RetrievalSignals, Verdict,
 };

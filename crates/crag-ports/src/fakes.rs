@@ -322,6 +322,8 @@ fn fnv1a(word: &str) -> u64 {
 }
 
 mod services;
+mod session;
 pub use services::{
     EvaluateFn, FnEvaluator, ScriptedLanguageModel, StaticWebSearch, TermOverlapReranker,
 };
+pub use session::InMemorySessionStore;

@@ -10,6 +10,7 @@ mod gaps;
 mod keyword;
 mod llm;
 mod reranker;
+mod session;
 mod vector;
 mod websearch;
 
@@ -25,5 +26,6 @@ pub use gaps::{ContextItem, GapDetector, GapReport};
 pub use keyword::{DocumentEntry, KeywordIndex};
 pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role, MAX_TEMPERATURE};
 pub use reranker::{RerankScore, Reranker};
+pub use session::{SessionStore, DEFAULT_MAX_NODES};
 pub use vector::{EmbeddedChunk, VectorIndex};
 pub use websearch::{WebResult, WebSearch};

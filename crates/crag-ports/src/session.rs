@@ -1,0 +1,43 @@
+//! The session store (CGRAG, seed 002): per-session cached context, the not-found set and the
+//! chat turns, shared by concurrent requests.
+
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+use crag_core::{Session, SessionId, SessionSummary, SessionUpdate};
+
+use crate::PortResult;
+
+/// Cached nodes a session keeps by default (seed 002).
+pub const DEFAULT_MAX_NODES: usize = 50;
+
+/// Stores sessions. Every method is atomic: concurrent updates of one session all land.
+#[async_trait]
+pub trait SessionStore: Debug + Send + Sync + 'static {
+    /// The backend's name (`sqlite`, `postgres`, `memory`).
+    fn backend(&self) -> &str;
+
+    /// The session, or `None` when it does not exist (never created, deleted or expired).
+    async fn load(&self, id: SessionId) -> PortResult<Option<Session>>;
+
+    /// Applies `update` to the session at time `now_ms`, creating it if needed: its nodes move
+    /// to the front of the cache in their order (the first ends first), the cache keeps the
+    /// `max_nodes` most recently used, the not-found items join the set, the turn is appended;
+    /// `last_used_ms` becomes `now_ms`.
+    async fn save(
+        &self,
+        id: SessionId,
+        update: &SessionUpdate,
+        max_nodes: usize,
+        now_ms: i64,
+    ) -> PortResult<()>;
+
+    /// Sessions, most recently used first, at most `limit`.
+    async fn list(&self, limit: usize) -> PortResult<Vec<SessionSummary>>;
+
+    /// Deletes the session; whether it existed.
+    async fn delete(&self, id: SessionId) -> PortResult<bool>;
+
+    /// Deletes the sessions last used before `idle_before_ms`; how many.
+    async fn expire(&self, idle_before_ms: i64) -> PortResult<usize>;
+}

@@ -1,0 +1,127 @@
+//! The session-store contract.
+
+use crag_core::{CachedNode, ChatTurn, SessionId, SessionUpdate};
+
+use crate::SessionStore;
+
+fn node(i: usize) -> CachedNode {
+    CachedNode {
+        chunk_id: format!("doc-{i}#0"),
+        source: format!("src/file{i}.rs"),
+        text: format!("fn item_{i}() {{}}"),
+    }
+}
+
+fn turn(question: &str, at_ms: i64) -> ChatTurn {
+    ChatTurn {
+        question: question.into(),
+        answer: Some(format!("answer to {question}")),
+        model: Some("model".into()),
+        tokens: 12,
+        at_ms,
+    }
+}
+
+/// Runs the session-store contract against an empty store: a saved session reads back; nodes
+/// move to the front when re-added and the cache keeps the most recent `max_nodes`; the
+/// not-found set and the turns accumulate; unknown sessions read as `None`; listing, deleting
+/// and expiring by idle time; and 20 concurrent saves on one session all land.
+pub async fn session_store_suite(store: &dyn SessionStore) {
+    assert!(!store.backend().is_empty(), "a store names its backend");
+    let id = SessionId::from_bits(0xfeed_0000_0000_0000_0000_0000_0000_0001);
+    assert_eq!(store.load(id).await.expect("load"), None, "unknown session");
+
+    // Round trip.
+    let first = SessionUpdate {
+        nodes: vec![node(1), node(2)],
+        not_found: vec!["verify_user".into()],
+        turn: Some(turn("q1", 1_000)),
+    };
+    store.save(id, &first, 50, 1_000).await.expect("save");
+    let s = store.load(id).await.expect("load").expect("saved session");
+    assert_eq!(s.id, id);
+    assert_eq!(s.nodes, vec![node(1), node(2)], "first node first");
+    assert_eq!(s.not_found, vec!["verify_user".to_owned()]);
+    assert_eq!(s.turns, vec![turn("q1", 1_000)]);
+    assert_eq!((s.created_ms, s.last_used_ms), (1_000, 1_000));
+
+    // Re-adding moves to the front without duplicating; the set and the turns accumulate.
+    let second = SessionUpdate {
+        nodes: vec![node(2), node(3)],
+        not_found: vec!["verify_user".into(), "class Session".into()],
+        turn: Some(turn("q2", 2_000)),
+    };
+    store.save(id, &second, 50, 2_000).await.expect("save");
+    let s = store.load(id).await.expect("load").expect("session");
+    assert_eq!(
+        s.nodes,
+        vec![node(2), node(3), node(1)],
+        "most recent first"
+    );
+    assert_eq!(
+        s.not_found,
+        vec!["class Session".to_owned(), "verify_user".to_owned()],
+        "a sorted set"
+    );
+    assert_eq!(
+        s.turns,
+        vec![turn("q1", 1_000), turn("q2", 2_000)],
+        "oldest first"
+    );
+    assert_eq!((s.created_ms, s.last_used_ms), (1_000, 2_000));
+
+    // The LRU cap.
+    let many = SessionUpdate {
+        nodes: (10..70).map(node).collect(),
+        ..SessionUpdate::default()
+    };
+    store.save(id, &many, 50, 3_000).await.expect("save");
+    let s = store.load(id).await.expect("load").expect("session");
+    assert_eq!(s.nodes.len(), 50, "capped");
+    assert_eq!(s.nodes.first(), Some(&node(10)));
+    assert_eq!(s.nodes.last(), Some(&node(59)));
+    assert!(!s.nodes.contains(&node(1)), "the least recently used left");
+
+    // Listing, most recently used first.
+    let other = SessionId::from_bits(2);
+    store
+        .save(other, &SessionUpdate::default(), 50, 5_000)
+        .await
+        .expect("save");
+    let list = store.list(10).await.expect("list");
+    let ids: Vec<SessionId> = list.iter().map(|s| s.id).collect();
+    assert_eq!(ids, vec![other, id]);
+    assert_eq!((list[1].nodes, list[1].turns), (50, 2));
+    assert_eq!(store.list(1).await.expect("list").len(), 1, "limit");
+
+    // Expiry by idle time keeps the fresh session.
+    assert_eq!(store.expire(4_000).await.expect("expire"), 1);
+    assert_eq!(store.load(id).await.expect("load"), None, "expired");
+    assert!(store.load(other).await.expect("load").is_some(), "kept");
+
+    // Deleting.
+    assert!(store.delete(other).await.expect("delete"));
+    assert!(!store.delete(other).await.expect("delete again"));
+    assert_eq!(store.load(other).await.expect("load"), None);
+
+    // Concurrent saves on one session lose nothing.
+    let shared = SessionId::from_bits(3);
+    let saves = (0..20).map(|i| {
+        let update = SessionUpdate {
+            nodes: vec![node(100 + i)],
+            not_found: vec![format!("gap {i}")],
+            turn: Some(turn(&format!("question {i}"), 10_000 + i as i64)),
+        };
+        async move {
+            store
+                .save(shared, &update, 50, 10_000 + i as i64)
+                .await
+                .expect("concurrent save")
+        }
+    });
+    futures::future::join_all(saves).await;
+    let s = store.load(shared).await.expect("load").expect("session");
+    assert_eq!(s.nodes.len(), 20, "every node landed");
+    assert_eq!(s.not_found.len(), 20, "every not-found item landed");
+    assert_eq!(s.turns.len(), 20, "every turn landed");
+}

@@ -1,0 +1,351 @@
+//! The two stores, written once: the SQL is Postgres-style (`$n`) and SQLite receives it with
+//! `?n`, which SQLite reads as the same numbered parameters.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use crag_core::{CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate};
+use crag_ports::{ErrorKind, PortError, PortResult, SessionStore};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+use sqlx::Row as _;
+
+/// Connection settings of a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionStoreConfig {
+    /// Connections of the Postgres pool (SQLite uses one).
+    pub max_connections: u32,
+    /// Waiting for a connection, and SQLite's busy timeout.
+    pub acquire_timeout: Duration,
+    /// Longest a statement may run (Postgres `statement_timeout`).
+    pub statement_timeout: Duration,
+}
+
+impl Default for SessionStoreConfig {
+    fn default() -> Self {
+        Self {
+            max_connections: 8,
+            acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+fn db_error(what: &str, e: sqlx::Error) -> PortError {
+    let kind = match &e {
+        sqlx::Error::PoolTimedOut => ErrorKind::Timeout,
+        sqlx::Error::Io(_) | sqlx::Error::PoolClosed | sqlx::Error::Tls(_) => {
+            ErrorKind::Unavailable
+        }
+        sqlx::Error::Database(d) if d.code().as_deref() == Some("57014") => ErrorKind::Timeout,
+        _ => ErrorKind::Internal,
+    };
+    PortError::with_source(kind, format!("session store: {what} failed"), e)
+}
+
+const UPSERT_SESSION: &str = "INSERT INTO sessions (id, created_ms, last_used_ms, clock) \
+     VALUES ($1, $2, $2, 0) \
+     ON CONFLICT (id) DO UPDATE SET last_used_ms = excluded.last_used_ms \
+     RETURNING clock";
+const UPSERT_NODE: &str = "INSERT INTO session_nodes (session_id, chunk_id, source, body, used) \
+     VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (session_id, chunk_id) DO UPDATE \
+     SET source = excluded.source, body = excluded.body, used = excluded.used";
+const EVICT_NODES: &str = "DELETE FROM session_nodes WHERE session_id = $1 AND chunk_id NOT IN \
+     (SELECT chunk_id FROM session_nodes WHERE session_id = $1 ORDER BY used DESC LIMIT $2)";
+const ADD_NOT_FOUND: &str = "INSERT INTO session_not_found (session_id, item) VALUES ($1, $2) \
+     ON CONFLICT (session_id, item) DO NOTHING";
+const ADD_TURN: &str = "INSERT INTO session_turns \
+     (session_id, seq, question, answer, model, tokens, at_ms) \
+     VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM session_turns WHERE session_id = $1), \
+     $2, $3, $4, $5, $6)";
+const SET_CLOCK: &str = "UPDATE sessions SET clock = $2 WHERE id = $1";
+const SELECT_SESSION: &str = "SELECT created_ms, last_used_ms FROM sessions WHERE id = $1";
+const SELECT_NODES: &str =
+    "SELECT chunk_id, source, body FROM session_nodes WHERE session_id = $1 ORDER BY used DESC";
+const SELECT_NOT_FOUND: &str = "SELECT item FROM session_not_found WHERE session_id = $1";
+const SELECT_TURNS: &str = "SELECT question, answer, model, tokens, at_ms FROM session_turns \
+     WHERE session_id = $1 ORDER BY seq";
+const LIST: &str = "SELECT s.id, s.created_ms, s.last_used_ms, \
+     (SELECT COUNT(*) FROM session_nodes n WHERE n.session_id = s.id) AS nodes, \
+     (SELECT COUNT(*) FROM session_turns t WHERE t.session_id = s.id) AS turns \
+     FROM sessions s ORDER BY s.last_used_ms DESC, s.id LIMIT $1";
+const DELETE: &str = "DELETE FROM sessions WHERE id = $1";
+const EXPIRE: &str = "DELETE FROM sessions WHERE last_used_ms < $1";
+
+/// Writes one store type over one sqlx database; `$sql` turns a statement into its dialect.
+macro_rules! sql_session_store {
+    ($store:ident, $db:ty, $backend:literal, $sql:expr) => {
+        #[async_trait]
+        impl SessionStore for $store {
+            fn backend(&self) -> &str {
+                $backend
+            }
+
+            async fn load(&self, id: SessionId) -> PortResult<Option<Session>> {
+                let key = id.to_string();
+                let sql = $sql;
+                let mut tx = self.pool.begin().await.map_err(|e| db_error("load", e))?;
+                let Some(row) = sqlx::query(&sql(SELECT_SESSION))
+                    .bind(&key)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(|e| db_error("load", e))?
+                else {
+                    return Ok(None);
+                };
+                let (created_ms, last_used_ms): (i64, i64) = (row.get(0), row.get(1));
+                let nodes = sqlx::query(&sql(SELECT_NODES))
+                    .bind(&key)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(|e| db_error("load", e))?
+                    .into_iter()
+                    .map(|r| CachedNode {
+                        chunk_id: r.get(0),
+                        source: r.get(1),
+                        text: r.get(2),
+                    })
+                    .collect();
+                let mut not_found: Vec<String> = sqlx::query(&sql(SELECT_NOT_FOUND))
+                    .bind(&key)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(|e| db_error("load", e))?
+                    .into_iter()
+                    .map(|r| r.get(0))
+                    .collect();
+                not_found.sort();
+                let turns = sqlx::query(&sql(SELECT_TURNS))
+                    .bind(&key)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(|e| db_error("load", e))?
+                    .into_iter()
+                    .map(|r| ChatTurn {
+                        question: r.get(0),
+                        answer: r.get(1),
+                        model: r.get(2),
+                        tokens: u32::try_from(r.get::<i64, _>(3)).unwrap_or(u32::MAX),
+                        at_ms: r.get(4),
+                    })
+                    .collect();
+                tx.commit().await.map_err(|e| db_error("load", e))?;
+                Ok(Some(Session {
+                    id,
+                    nodes,
+                    not_found,
+                    turns,
+                    created_ms,
+                    last_used_ms,
+                }))
+            }
+
+            async fn save(
+                &self,
+                id: SessionId,
+                update: &SessionUpdate,
+                max_nodes: usize,
+                now_ms: i64,
+            ) -> PortResult<()> {
+                let key = id.to_string();
+                let sql = $sql;
+                let fail = |e| db_error("save", e);
+                let mut tx = self.pool.begin().await.map_err(fail)?;
+                // The upsert comes first: it locks the session row until commit.
+                let clock: i64 = sqlx::query(&sql(UPSERT_SESSION))
+                    .bind(&key)
+                    .bind(now_ms)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(fail)?
+                    .get(0);
+                let mut seen = std::collections::HashSet::new();
+                let nodes: Vec<&CachedNode> = update
+                    .nodes
+                    .iter()
+                    .filter(|n| seen.insert(n.chunk_id.as_str()))
+                    .collect();
+                let n = nodes.len() as i64;
+                for (i, node) in nodes.iter().enumerate() {
+                    // The first node gets the newest stamp.
+                    sqlx::query(&sql(UPSERT_NODE))
+                        .bind(&key)
+                        .bind(&node.chunk_id)
+                        .bind(&node.source)
+                        .bind(&node.text)
+                        .bind(clock + n - i as i64)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(fail)?;
+                }
+                if n > 0 {
+                    sqlx::query(&sql(EVICT_NODES))
+                        .bind(&key)
+                        .bind(i64::try_from(max_nodes).unwrap_or(i64::MAX))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(fail)?;
+                    sqlx::query(&sql(SET_CLOCK))
+                        .bind(&key)
+                        .bind(clock + n)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(fail)?;
+                }
+                for item in &update.not_found {
+                    sqlx::query(&sql(ADD_NOT_FOUND))
+                        .bind(&key)
+                        .bind(item)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(fail)?;
+                }
+                if let Some(turn) = &update.turn {
+                    sqlx::query(&sql(ADD_TURN))
+                        .bind(&key)
+                        .bind(&turn.question)
+                        .bind(&turn.answer)
+                        .bind(&turn.model)
+                        .bind(i64::from(turn.tokens))
+                        .bind(turn.at_ms)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(fail)?;
+                }
+                tx.commit().await.map_err(fail)
+            }
+
+            async fn list(&self, limit: usize) -> PortResult<Vec<SessionSummary>> {
+                let rows = sqlx::query(&($sql)(LIST))
+                    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(|e| db_error("list", e))?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let raw: String = r.get(0);
+                    let Ok(id) = raw.parse::<SessionId>() else {
+                        tracing::warn!(id = %raw, "skipping a session row with a malformed id");
+                        continue;
+                    };
+                    out.push(SessionSummary {
+                        id,
+                        created_ms: r.get(1),
+                        last_used_ms: r.get(2),
+                        nodes: usize::try_from(r.get::<i64, _>(3)).unwrap_or(0),
+                        turns: usize::try_from(r.get::<i64, _>(4)).unwrap_or(0),
+                    });
+                }
+                Ok(out)
+            }
+
+            async fn delete(&self, id: SessionId) -> PortResult<bool> {
+                let done = sqlx::query(&($sql)(DELETE))
+                    .bind(id.to_string())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|e| db_error("delete", e))?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn expire(&self, idle_before_ms: i64) -> PortResult<usize> {
+                let done = sqlx::query(&($sql)(EXPIRE))
+                    .bind(idle_before_ms)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|e| db_error("expire", e))?;
+                Ok(usize::try_from(done.rows_affected()).unwrap_or(usize::MAX))
+            }
+        }
+    };
+}
+
+/// Sessions in a SQLite file (WAL journal; one connection, so writes never contend).
+#[derive(Debug, Clone)]
+pub struct SqliteSessionStore {
+    pool: sqlx::SqlitePool,
+}
+
+impl SqliteSessionStore {
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    pub async fn open(path: &Path, config: SessionStoreConfig) -> PortResult<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                PortError::with_source(
+                    ErrorKind::Unavailable,
+                    format!("cannot create {}", dir.display()),
+                    e,
+                )
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .foreign_keys(true)
+            .busy_timeout(config.acquire_timeout);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(config.acquire_timeout)
+            .connect_with(options)
+            .await
+            .map_err(|e| db_error("opening the SQLite database", e))?;
+        sqlx::migrate!("./migrations/sqlite")
+            .run(&pool)
+            .await
+            .map_err(|e| {
+                PortError::with_source(ErrorKind::Internal, "session store: migration failed", e)
+            })?;
+        Ok(Self { pool })
+    }
+}
+
+fn sqlite_dialect(statement: &str) -> String {
+    statement.replace('$', "?")
+}
+
+sql_session_store!(SqliteSessionStore, sqlx::Sqlite, "sqlite", |s: &str| {
+    sqlite_dialect(s)
+});
+
+/// Sessions in a Postgres database (a pool; saves of one session serialise on its row lock).
+#[derive(Debug, Clone)]
+pub struct PostgresSessionStore {
+    pool: sqlx::PgPool,
+}
+
+impl PostgresSessionStore {
+    /// Connects to `url` (`postgres://user@host/db`, a unix socket with `?host=/dir`) and
+    /// migrates the database.
+    pub async fn connect(url: &str, config: SessionStoreConfig) -> PortResult<Self> {
+        let ms = config.statement_timeout.as_millis().to_string();
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|e| {
+                PortError::with_source(ErrorKind::InvalidInput, "invalid Postgres URL", e)
+            })?
+            .options([("statement_timeout", ms.as_str())]);
+        let pool = PgPoolOptions::new()
+            .max_connections(config.max_connections.max(1))
+            .acquire_timeout(config.acquire_timeout)
+            .connect_with(options)
+            .await
+            .map_err(|e| db_error("connecting to Postgres", e))?;
+        sqlx::migrate!("./migrations/postgres")
+            .run(&pool)
+            .await
+            .map_err(|e| {
+                PortError::with_source(ErrorKind::Internal, "session store: migration failed", e)
+            })?;
+        Ok(Self { pool })
+    }
+}
+
+sql_session_store!(
+    PostgresSessionStore,
+    sqlx::Postgres,
+    "postgres",
+    |s: &str| s.to_owned()
+);
