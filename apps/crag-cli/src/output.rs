@@ -99,6 +99,18 @@ pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
                 a.web_rank.unwrap_or(0),
                 c.source
             ),
+            ArtifactOrigin::Gap | ArtifactOrigin::Session => println!(
+                "{:>2}. {}  {}:{}-{}",
+                i + 1,
+                if a.origin == ArtifactOrigin::Gap {
+                    "gap"
+                } else {
+                    "session"
+                },
+                c.source,
+                c.span.line_start,
+                c.span.line_end,
+            ),
         }
         if !c.title.is_empty() {
             println!("    {}", c.title);

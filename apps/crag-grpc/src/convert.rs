@@ -67,6 +67,8 @@ fn artifact(a: &Artifact) -> pb::Artifact {
         origin: match a.origin {
             ArtifactOrigin::Index => "index",
             ArtifactOrigin::Web => "web",
+            ArtifactOrigin::Gap => "gap",
+            ArtifactOrigin::Session => "session",
         }
         .to_owned(),
         keyword: leg(a.keyword),

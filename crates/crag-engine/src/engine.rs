@@ -6,6 +6,7 @@ use crag_core::{
 };
 use crag_ports::{Embedder, KeywordIndex, PortResult, VectorIndex};
 
+use crate::cgrag::CgragComponents;
 use crate::chunker::ChunkingConfig;
 use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
@@ -116,6 +117,7 @@ pub struct Engine {
     keywords: Arc<dyn KeywordIndex>,
     config: EngineConfig,
     crag: Arc<CragRuntime>,
+    pub(crate) cgrag: Arc<CgragComponents>,
 }
 
 impl Engine {
@@ -151,7 +153,15 @@ impl Engine {
             crag: Arc::new(CragRuntime::new(CragComponents::heuristic(
                 CragConfig::default(),
             )?)?),
+            cgrag: Arc::new(CgragComponents::default()),
         })
+    }
+
+    /// Replaces the CGRAG parts (gap detector, session store, config).
+    pub fn with_cgrag(mut self, components: CgragComponents) -> Result<Self> {
+        components.config.validate()?;
+        self.cgrag = Arc::new(components);
+        Ok(self)
     }
 
     /// Replaces the Corrective RAG parts (evaluator, web search, rewriter, synonyms, config).

@@ -1,8 +1,10 @@
 //! Application services of crag, written against the ports only: ingestion (chunking, change
 //! detection, embedding, writing both indexes), hybrid retrieval (BM25 and vectors run
-//! concurrently, fused by reciprocal rank fusion or a convex combination of their scores) and Corrective RAG ([`Engine::query`]: route,
-//! retrieve, judge, correct, refine, pack).
+//! concurrently, fused by reciprocal rank fusion or a convex combination of their scores), Corrective RAG ([`Engine::query`]: route,
+//! retrieve, judge, correct, refine, pack) and CGRAG ([`Engine::ask`]: answer, name the gaps,
+//! fetch them, at most three passes, per session).
 
+pub mod cgrag;
 mod chunker;
 mod crag;
 mod engine;
@@ -11,6 +13,10 @@ mod fusion;
 mod ingest;
 pub mod sources;
 
+pub use cgrag::{
+    AskOutcome, AskRequest, CgragComponents, CgragConfig, CodeGapDetector, DetectorKind,
+    GapResolution, LlmGapDetector, PassReport, StopReason,
+};
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use crag::{
     pseudo_query, Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig,

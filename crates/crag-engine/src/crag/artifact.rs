@@ -19,6 +19,10 @@ pub enum ArtifactOrigin {
     Index,
     /// A web search.
     Web,
+    /// A CGRAG pass retrieving a gap.
+    Gap,
+    /// A CGRAG session's cached context.
+    Session,
 }
 
 /// One piece of context returned by a query.

@@ -163,7 +163,7 @@ impl CragConfig {
 }
 
 /// Durations as integer milliseconds in configuration files.
-mod millis {
+pub(crate) mod millis {
     use std::time::Duration;
 
     use serde::{Deserialize, Deserializer, Serializer};

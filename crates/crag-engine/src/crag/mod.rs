@@ -10,7 +10,7 @@ mod artifact;
 mod components;
 mod config;
 mod evaluators;
-mod guard;
+pub(crate) mod guard;
 mod metrics;
 mod plan;
 mod query;
@@ -23,6 +23,7 @@ pub use artifact::{
 };
 pub use components::CragComponents;
 pub(crate) use components::CragRuntime;
+pub(crate) use config::millis;
 pub use config::{CragConfig, ExpansionStrategy, FailMode};
 pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
 pub use metrics::CragMetrics;

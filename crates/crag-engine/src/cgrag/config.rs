@@ -1,0 +1,100 @@
+//! `[cgrag]`.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::crag::FailMode;
+use crate::error::{EngineError, Result};
+
+/// Which gap detector runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DetectorKind {
+    /// The LLM detector when `[llm]` is configured, the LLM-free one otherwise.
+    #[default]
+    Auto,
+    /// The LLM detector (answers and names gaps; needs `[llm]`).
+    Llm,
+    /// The LLM-free detector: names used in the code context and defined nowhere in it.
+    Code,
+}
+
+/// Tunables of CGRAG (seed 002 defaults).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CgragConfig {
+    /// Passes at most, the first retrieval's included (seed 002: 3).
+    pub max_passes: usize,
+    /// Chunks a gap's retrieval adds at most (seed 002: targeted top 3).
+    pub targeted_top_k: usize,
+    /// Gaps retrieved per pass at most.
+    pub max_gaps_per_pass: usize,
+    /// Chunks shown to the detector at most.
+    pub context_chunks: usize,
+    /// Tokens of context shown to the detector at most (small models have small windows).
+    pub context_tokens: usize,
+    /// Which detector.
+    pub detector: DetectorKind,
+    /// Ask the LLM detector for JSON instead of seed 002's ANSWER / MISSING sections.
+    pub json_prompt: bool,
+    /// Tokens the model may write per pass.
+    pub answer_max_tokens: u32,
+    /// Upper bound on one detector call.
+    #[serde(with = "crate::crag::millis")]
+    pub detector_timeout: Duration,
+    /// Detector failure: return the context without an answer (open) or fail (closed).
+    pub detector_fail_mode: FailMode,
+    /// Cached nodes a session keeps (seed 002: 50, LRU).
+    pub max_cached_nodes: usize,
+}
+
+impl Default for CgragConfig {
+    fn default() -> Self {
+        Self {
+            max_passes: 3,
+            targeted_top_k: 3,
+            max_gaps_per_pass: 5,
+            context_chunks: 8,
+            context_tokens: 2500,
+            detector: DetectorKind::Auto,
+            json_prompt: false,
+            answer_max_tokens: 384,
+            detector_timeout: Duration::from_secs(60),
+            detector_fail_mode: FailMode::Open,
+            max_cached_nodes: 50,
+        }
+    }
+}
+
+impl CgragConfig {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(EngineError::InvalidInput(format!("cgrag.{m}")));
+        if !(1..=10).contains(&self.max_passes) {
+            return bad("max_passes must be within 1..=10");
+        }
+        if !(1..=50).contains(&self.targeted_top_k) {
+            return bad("targeted_top_k must be within 1..=50");
+        }
+        if !(1..=20).contains(&self.max_gaps_per_pass) {
+            return bad("max_gaps_per_pass must be within 1..=20");
+        }
+        if !(1..=100).contains(&self.context_chunks) {
+            return bad("context_chunks must be within 1..=100");
+        }
+        if self.context_tokens < 64 {
+            return bad("context_tokens must be at least 64");
+        }
+        if !(1..=8192).contains(&self.answer_max_tokens) {
+            return bad("answer_max_tokens must be within 1..=8192");
+        }
+        if self.detector_timeout.is_zero() {
+            return bad("detector_timeout_ms must be positive");
+        }
+        if !(1..=1000).contains(&self.max_cached_nodes) {
+            return bad("max_cached_nodes must be within 1..=1000");
+        }
+        Ok(())
+    }
+}

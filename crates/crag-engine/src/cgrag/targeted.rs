@@ -1,0 +1,205 @@
+//! Pass 2+: the retrieval of one gap. Specific gaps (a symbol, a qualified name, a path) are
+//! looked up by BM25 over the symbol's name and kept only where the chunk holds the name (a
+//! definition first) or the path; fuzzy gaps take the vector leg's top k. A gap whose
+//! retrieval adds nothing new is not found.
+
+use std::collections::HashSet;
+
+use crag_core::{Chunk, Query, ScoredChunk, TopK};
+use crag_gaps::{classify_gap, GapQuery};
+
+use crate::crag::{Artifact, ArtifactOrigin};
+use crate::engine::Engine;
+use crate::error::Result;
+
+/// Candidates asked of BM25 for a specific gap, before keeping those that hold the name.
+const LOOKUP_DEPTH: usize = 20;
+
+/// Whether `text` holds `name` as a whole identifier.
+fn holds_identifier(text: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+/// Whether `text` defines `name` (`fn name`, `def name`, `class Name`, ...).
+fn defines(text: &str, name: &str) -> bool {
+    const DEFINERS: &[&str] = &[
+        "fn",
+        "def",
+        "class",
+        "struct",
+        "enum",
+        "trait",
+        "type",
+        "interface",
+        "func",
+        "function",
+        "const",
+        "impl",
+        "mod",
+    ];
+    DEFINERS.iter().any(|d| {
+        holds_identifier(text, &format!("{d} {name}"))
+            || text.contains(&format!("{d} {name}<"))
+            || text.contains(&format!("{d} {name}("))
+    })
+}
+
+fn source_matches(chunk: &Chunk, path: &str) -> bool {
+    let path = path.trim_start_matches("./");
+    !path.is_empty() && chunk.source.contains(path)
+}
+
+fn artifact(hit: ScoredChunk, engine: &Engine) -> Artifact {
+    let tokens = engine.count_tokens(&hit.chunk.text);
+    Artifact {
+        chunk: hit.chunk,
+        origin: ArtifactOrigin::Gap,
+        fused_score: None,
+        normalized_score: Some(hit.score.clamp(0.0, 1.0)),
+        keyword: None,
+        vector: None,
+        relevance: None,
+        rerank: None,
+        web_rank: None,
+        refined: false,
+        tokens,
+    }
+}
+
+/// Retrieves `gap`: how it was looked up, and the new artifacts (not in `known`), best first,
+/// at most `top_k`.
+pub(crate) async fn retrieve_gap(
+    engine: &Engine,
+    gap: &str,
+    known: &HashSet<String>,
+    top_k: usize,
+) -> Result<(&'static str, Vec<Artifact>)> {
+    let fresh = |h: &ScoredChunk| !known.contains(h.chunk.id.as_str());
+    let (lookup, hits): (&'static str, Vec<ScoredChunk>) = match classify_gap(gap) {
+        GapQuery::Fuzzy(text) | GapQuery::TopicInPath { topic: text, .. }
+            if Query::new(&text).is_err() =>
+        {
+            ("none", Vec::new())
+        }
+        GapQuery::Fuzzy(text) => {
+            let hits = engine
+                .retrieve_vector(&Query::new(&text)?, TopK::new(top_k + known.len().min(20))?)
+                .await?;
+            (
+                "vector",
+                hits.into_iter().filter(fresh).take(top_k).collect(),
+            )
+        }
+        GapQuery::TopicInPath { topic, path } => {
+            let hits = engine
+                .retrieve_keyword(&Query::new(&topic)?, TopK::new(LOOKUP_DEPTH)?)
+                .await?;
+            let kept = hits
+                .into_iter()
+                .filter(|h| fresh(h) && source_matches(&h.chunk, &path))
+                .take(top_k)
+                .collect();
+            ("topic_in_path", kept)
+        }
+        GapQuery::Path(path) => {
+            let words = path.replace(['/', '.', '_', '-'], " ");
+            let hits = match Query::new(&words) {
+                Ok(q) => {
+                    engine
+                        .retrieve_keyword(&q, TopK::new(LOOKUP_DEPTH)?)
+                        .await?
+                }
+                Err(_) => Vec::new(),
+            };
+            let kept = hits
+                .into_iter()
+                .filter(|h| fresh(h) && source_matches(&h.chunk, &path))
+                .take(top_k)
+                .collect();
+            ("path", kept)
+        }
+        query @ (GapQuery::Symbol { .. }
+        | GapQuery::SymbolInPath { .. }
+        | GapQuery::Qualified { .. }) => {
+            let (name, path, context): (String, Option<String>, Vec<String>) = match query {
+                GapQuery::Symbol { name, .. } => (name, None, Vec::new()),
+                GapQuery::SymbolInPath { symbol, path } => {
+                    let last = symbol.rsplit("::").next().unwrap_or(&symbol).to_owned();
+                    (last, Some(path), Vec::new())
+                }
+                GapQuery::Qualified { mut path } => {
+                    let name = path.pop().unwrap_or_default();
+                    (name, None, path)
+                }
+                _ => unreachable!("matched above"),
+            };
+            let Ok(q) = Query::new(&name) else {
+                return Ok(("symbol", Vec::new()));
+            };
+            let hits = engine
+                .retrieve_keyword(&q, TopK::new(LOOKUP_DEPTH)?)
+                .await?;
+            let mut kept: Vec<(u8, ScoredChunk)> = hits
+                .into_iter()
+                .filter(|h| fresh(h) && holds_identifier(&h.chunk.text, &name))
+                .map(|h| {
+                    // Definitions first, then chunks in the named file or next to the
+                    // qualifier, then plain mentions.
+                    let mut rank = 3u8;
+                    if defines(&h.chunk.text, &name) {
+                        rank -= 2;
+                    }
+                    let near = path.as_deref().is_some_and(|p| source_matches(&h.chunk, p))
+                        || context.iter().any(|c| {
+                            h.chunk.text.contains(c.as_str()) || h.chunk.source.contains(c.as_str())
+                        });
+                    if near {
+                        rank -= 1;
+                    }
+                    (rank, h)
+                })
+                .collect();
+            kept.sort_by_key(|(rank, _)| *rank);
+            let lookup = if path.is_some() {
+                "symbol_in_path"
+            } else if context.is_empty() {
+                "symbol"
+            } else {
+                "qualified"
+            };
+            (
+                lookup,
+                kept.into_iter().map(|(_, h)| h).take(top_k).collect(),
+            )
+        }
+    };
+    Ok((
+        lookup,
+        hits.into_iter().map(|h| artifact(h, engine)).collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_and_definitions_are_whole_words() {
+        assert!(holds_identifier("x = verify_user(a)", "verify_user"));
+        assert!(!holds_identifier("x = verify_users(a)", "verify_user"));
+        assert!(!holds_identifier("x = reverify_user(a)", "verify_user"));
+        assert!(!holds_identifier("anything", ""));
+        assert!(defines("def verify_user(name):", "verify_user"));
+        assert!(defines("pub fn fuse<T>(lists: T)", "fuse"));
+        assert!(defines("class Session:\n", "Session"));
+        assert!(!defines("verify_user(name)", "verify_user"));
+    }
+}
