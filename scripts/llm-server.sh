@@ -39,16 +39,24 @@ die() { echo "llm-server: error: $*" >&2; exit 1; }
 answering() {
     python3 - "$URL/models" <<'PY' >/dev/null 2>&1
 import sys, urllib.request
-with urllib.request.urlopen(sys.argv[1], timeout=2) as r:
+with urllib.request.urlopen(sys.argv[1], timeout=5) as r:
     sys.exit(0 if r.status == 200 else 1)
 PY
+}
+
+# Whether the pid file names a live llama.cpp server (not a process that reused its pid).
+ours_running() {
+    [[ -f "$PIDFILE" ]] || return 1
+    local pid
+    pid="$(cat "$PIDFILE")"
+    kill -0 "$pid" 2>/dev/null && grep -q "llama_cpp.server" "/proc/$pid/cmdline" 2>/dev/null
 }
 
 stop() {
     if [[ -f "$PIDFILE" ]]; then
         local pid
         pid="$(cat "$PIDFILE")"
-        if kill -0 "$pid" 2>/dev/null; then
+        if ours_running; then
             log "stopping server (pid $pid)"
             kill "$pid" 2>/dev/null || true
             for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -105,6 +113,17 @@ start() {
         log "a server already answers on port $PORT"
         echo "$URL"
         return 0
+    fi
+    # A server of ours still running may just be busy with a long completion: wait for it
+    # rather than restart it.
+    if ours_running; then
+        for _ in $(seq 1 60); do
+            if answering; then
+                echo "$URL"
+                return 0
+            fi
+            sleep 1
+        done
     fi
     stop
     install_server

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up, formatting, purity of the pure crates, tests, clippy.
+# The whole test suite: set-up (system packages, model assets, an LLM server, a Postgres
+# cluster), formatting, purity of the pure crates, tests, clippy.
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 crag_setup
 cd "$CRAG_ROOT"
+# Real services for the tests: a small LLM behind llama.cpp's OpenAI-compatible server
+# (tests/llm.rs) and a throwaway Postgres cluster (the Postgres session store's tests).
+CRAG_TEST_LLM_URL="$(bash scripts/llm-server.sh start)"
+CRAG_TEST_POSTGRES_URL="$(bash scripts/pg-cluster.sh start)"
+export CRAG_TEST_LLM_URL CRAG_TEST_POSTGRES_URL
 cargo fmt --all -- --check
 bash scripts/check-purity.sh
 cargo test --locked --workspace --all-targets

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use crag_config::Config;
 
-use crate::{calibrate, commands, eval, serve};
+use crate::{ask, calibrate, commands, eval, serve};
 
 /// Self-correcting hybrid retrieval over your documents and code.
 #[derive(Debug, Parser)]
@@ -36,6 +36,9 @@ pub(crate) enum Command {
     Ingest(commands::IngestArgs),
     /// Retrieve, judge and correct the context for a query (Corrective RAG).
     Query(commands::QueryArgs),
+    /// Answer a question with CGRAG: retrieve, name what is missing, fetch it (at most three
+    /// passes), per session; an answer when [llm] is configured.
+    Ask(ask::AskArgs),
     /// Show what the indexes hold.
     Stats(commands::StatsArgs),
     /// Measure retrieval quality, latency and the evaluator on a BEIR collection.

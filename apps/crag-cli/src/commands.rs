@@ -225,7 +225,7 @@ pub async fn stats(ctx: &Context, args: StatsArgs) -> Result<()> {
     output::stats(ctx.data_dir(), &stats, bytes, args.json)
 }
 
-fn ensure_index(data_dir: &Path) -> Result<()> {
+pub(crate) fn ensure_index(data_dir: &Path) -> Result<()> {
     if !data_dir.join("keyword").is_dir() {
         bail!(
             "no index in {}: run `crag ingest PATH` first (or pass --data-dir)",

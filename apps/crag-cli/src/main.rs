@@ -2,6 +2,7 @@
 //! calibrate.
 
 mod args;
+mod ask;
 mod calibrate;
 mod collection;
 mod commands;
@@ -35,6 +36,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
     match command {
         Command::Ingest(args) => commands::ingest(&ctx, args).await,
         Command::Query(args) => commands::query(&ctx, args).await,
+        Command::Ask(args) => ask::ask(&ctx, args).await,
         Command::Stats(args) => commands::stats(&ctx, args).await,
         Command::Eval(args) => eval::eval(&ctx, args).await,
         Command::Serve(args) => serve::serve(&ctx, args).await,

@@ -35,6 +35,7 @@ pub async fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
         );
     }
     let engine = crag_app::compose::engine(&config).await?;
+    let _sweeper = crag_app::compose::spawn_session_sweeper(&config, &engine);
     let grace = Duration::from_millis(config.server.shutdown_grace_ms);
     let (stop, stopped) = watch::channel(false);
     tokio::spawn(async move {

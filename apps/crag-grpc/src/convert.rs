@@ -82,7 +82,7 @@ fn artifact(a: &Artifact) -> pb::Artifact {
     }
 }
 
-pub(crate) fn query_response(session_id: String, o: &QueryOutcome) -> pb::QueryResponse {
+pub(crate) fn crag_metadata(o: &QueryOutcome) -> pb::CragMetadata {
     let t = &o.timings;
     let stages_ms: HashMap<String, f64> = [
         ("route", t.route),
@@ -104,43 +104,47 @@ pub(crate) fn query_response(session_id: String, o: &QueryOutcome) -> pb::QueryR
     .map(|(k, d)| (k.to_owned(), ms(d)))
     .collect();
     let evaluation = o.evaluation.as_ref();
+    pb::CragMetadata {
+        verdict: o
+            .verdict()
+            .map(|v| v.as_str().to_owned())
+            .unwrap_or_default(),
+        score: evaluation.map(|e| e.score),
+        criteria: evaluation
+            .map(|e| {
+                e.criteria
+                    .iter()
+                    .map(|c| pb::Criterion {
+                        name: c.name.clone(),
+                        score: c.score,
+                        weight: c.weight,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        corrections: o
+            .corrections
+            .iter()
+            .map(|c| pb::Correction {
+                kind: c.kind.as_str().to_owned(),
+                reason: c.reason.clone(),
+                queries: c.queries.clone(),
+            })
+            .collect(),
+        correction_strategy: o.correction_strategy().to_owned(),
+        web_search_used: o.web_search_used,
+        evaluator: o.evaluator.clone().unwrap_or_default(),
+        route: o.route.route.as_str().to_owned(),
+        original_count: o.original_count as u32,
+        timings: Some(pb::Timings { stages_ms }),
+    }
+}
+
+pub(crate) fn query_response(session_id: String, o: &QueryOutcome) -> pb::QueryResponse {
     pb::QueryResponse {
         session_id,
         artifacts: o.artifacts.iter().map(artifact).collect(),
-        crag: Some(pb::CragMetadata {
-            verdict: o
-                .verdict()
-                .map(|v| v.as_str().to_owned())
-                .unwrap_or_default(),
-            score: evaluation.map(|e| e.score),
-            criteria: evaluation
-                .map(|e| {
-                    e.criteria
-                        .iter()
-                        .map(|c| pb::Criterion {
-                            name: c.name.clone(),
-                            score: c.score,
-                            weight: c.weight,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            corrections: o
-                .corrections
-                .iter()
-                .map(|c| pb::Correction {
-                    kind: c.kind.as_str().to_owned(),
-                    reason: c.reason.clone(),
-                    queries: c.queries.clone(),
-                })
-                .collect(),
-            correction_strategy: o.correction_strategy().to_owned(),
-            web_search_used: o.web_search_used,
-            evaluator: o.evaluator.clone().unwrap_or_default(),
-            route: o.route.route.as_str().to_owned(),
-            original_count: o.original_count as u32,
-            timings: Some(pb::Timings { stages_ms }),
-        }),
+        crag: Some(crag_metadata(o)),
         tokens_used: o.tokens_used as u32,
         token_budget: o.token_budget as u32,
         warnings: o.warnings.clone(),
@@ -165,5 +169,107 @@ pub(crate) fn ingest_response(outcome: crag_app::IngestOutcome) -> pb::IngestRes
                 message: e.message,
             })
             .collect(),
+    }
+}
+
+pub(crate) fn ask_params(m: pb::AskRequest) -> crag_app::AskParams {
+    let filters = m.filters.unwrap_or_default();
+    crag_app::AskParams {
+        query: QueryParams {
+            query: m.query,
+            top_k: m.top_k.filter(|&k| k != 0),
+            token_budget: None,
+            use_crag: m.use_crag,
+            use_web_search: m.use_web_search,
+            use_rerank: None,
+            source_prefix: non_empty(filters.source_prefix),
+            kinds: filters.kinds,
+            session_id: non_empty(m.session_id),
+        },
+        new_session: m.new_session,
+    }
+}
+
+pub(crate) fn ask_response(o: &crag_engine::AskOutcome) -> pb::AskResponse {
+    let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+    pb::AskResponse {
+        session_id: o.session_id.map(|id| id.to_string()).unwrap_or_default(),
+        answer: o.answer.clone(),
+        detector: o.detector.clone(),
+        stop: o.stop.as_str().to_owned(),
+        passes_used: n(o.passes_used()),
+        gaps_identified: n(o.gaps_identified),
+        gaps_resolved: n(o.gaps_resolved),
+        gaps_unresolved: n(o.gaps_unresolved),
+        context_from_cache: n(o.context_from_cache),
+        citations_removed: n(o.citations_removed),
+        tokens_used: n(o.tokens_used),
+        model_tokens: o.model_tokens,
+        passes: o
+            .passes
+            .iter()
+            .map(|p| pb::Pass {
+                pass: n(p.pass),
+                retrieved: p
+                    .retrieved
+                    .iter()
+                    .map(|g| pb::GapRetrieval {
+                        gap: g.gap.clone(),
+                        lookup: g.lookup.to_owned(),
+                        chunk_ids: g.chunk_ids.clone(),
+                    })
+                    .collect(),
+                context_chunks: n(p.context_chunks),
+                gaps: p.gaps.clone(),
+                skipped: p.skipped.clone(),
+                parsed: p.parsed,
+                warnings: p.warnings.clone(),
+                retrieve_ms: ms(p.retrieve),
+                detect_ms: ms(p.detect),
+            })
+            .collect(),
+        artifacts: o.artifacts.iter().map(artifact).collect(),
+        crag: Some(crag_metadata(&o.first)),
+        warnings: o.warnings.clone(),
+        total_ms: ms(o.total),
+    }
+}
+
+pub(crate) fn session_response(s: &crag_core::Session) -> pb::SessionResponse {
+    pb::SessionResponse {
+        session_id: s.id.to_string(),
+        created_ms: s.created_ms,
+        last_used_ms: s.last_used_ms,
+        nodes: s
+            .nodes
+            .iter()
+            .map(|c| pb::CachedNode {
+                chunk_id: c.chunk_id.clone(),
+                source: c.source.clone(),
+                text: c.text.clone(),
+            })
+            .collect(),
+        not_found: s.not_found.clone(),
+        turns: s
+            .turns
+            .iter()
+            .map(|t| pb::ChatTurn {
+                question: t.question.clone(),
+                answer: t.answer.clone(),
+                model: t.model.clone(),
+                tokens: t.tokens,
+                at_ms: t.at_ms,
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn session_summary(s: &crag_core::SessionSummary) -> pb::SessionSummary {
+    pb::SessionSummary {
+        session_id: s.id.to_string(),
+        nodes: u32::try_from(s.nodes).unwrap_or(u32::MAX),
+        turns: u32::try_from(s.turns).unwrap_or(u32::MAX),
+        created_ms: s.created_ms,
+        last_used_ms: s.last_used_ms,
     }
 }

@@ -168,6 +168,59 @@ impl Crag for CragService {
         .await
     }
 
+    async fn ask(
+        &self,
+        request: Request<pb::AskRequest>,
+    ) -> Result<Response<pb::AskResponse>, Status> {
+        let params = convert::ask_params(request.into_inner());
+        self.guarded("Ask", async {
+            let outcome = self.api.ask(&params).await?;
+            Ok::<_, AppError>(convert::ask_response(&outcome))
+        })
+        .await
+    }
+
+    async fn list_sessions(
+        &self,
+        request: Request<pb::ListSessionsRequest>,
+    ) -> Result<Response<pb::ListSessionsResponse>, Status> {
+        let limit = request.into_inner().limit.filter(|&n| n != 0);
+        self.guarded("ListSessions", async {
+            let sessions = self.api.sessions(limit).await?;
+            Ok::<_, AppError>(pb::ListSessionsResponse {
+                sessions: sessions.iter().map(convert::session_summary).collect(),
+            })
+        })
+        .await
+    }
+
+    async fn get_session(
+        &self,
+        request: Request<pb::SessionRequest>,
+    ) -> Result<Response<pb::SessionResponse>, Status> {
+        let raw = request.into_inner().session_id;
+        self.guarded("GetSession", async {
+            let session = self.api.session(&raw).await?;
+            Ok::<_, AppError>(convert::session_response(&session))
+        })
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        request: Request<pb::SessionRequest>,
+    ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
+        let raw = request.into_inner().session_id;
+        self.guarded("DeleteSession", async {
+            self.api.delete_session(&raw).await?;
+            Ok::<_, AppError>(pb::DeleteSessionResponse {
+                session_id: raw.trim().to_lowercase(),
+                deleted: true,
+            })
+        })
+        .await
+    }
+
     async fn stats(
         &self,
         _: Request<pb::StatsRequest>,

@@ -9,6 +9,7 @@ async fn main() -> ExitCode {
     crag_app::server_main("crag-grpc", "Serves crag's gRPC API", |config| async move {
         let tokens = crag_app::TokenSet::from_config(&config)?;
         let engine = crag_app::compose::engine(&config).await?;
+        let _sweeper = crag_app::compose::spawn_session_sweeper(&config, &engine);
         let service = crag_grpc::CragService::new(engine, &config, tokens)?;
         let grace = Duration::from_millis(config.server.shutdown_grace_ms);
         let signal = crag_app::shutdown_signal();

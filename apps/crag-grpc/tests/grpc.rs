@@ -529,3 +529,72 @@ async fn overload_is_refused_and_shutdown_drains() {
     s.shutdown().await;
     in_flight.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn ask_and_sessions_over_grpc() {
+    use crag_grpc::pb::{AskRequest, ListSessionsRequest, SessionRequest};
+    let s = server(|_| {}, &[]).await;
+    let mut client = s.client().await;
+    client.ingest(tokio_stream::iter(fixture())).await.unwrap();
+    let answer = client
+        .ask(AskRequest {
+            query: "how are results fused".into(),
+            new_session: true,
+            use_web_search: Some(false),
+            ..AskRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.session_id.len(), 32, "{answer:?}");
+    assert!(answer.answer.is_none(), "LLM-free");
+    assert_eq!(answer.detector, "code");
+    assert!(answer.passes_used >= 1);
+    assert!(!answer.artifacts.is_empty());
+    assert!(answer.crag.is_some());
+
+    let list = client
+        .list_sessions(ListSessionsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(list.sessions[0].session_id, answer.session_id);
+    let session = client
+        .get_session(SessionRequest {
+            session_id: answer.session_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(session.turns.len(), 1);
+    assert_eq!(session.turns[0].question, "how are results fused");
+    client
+        .delete_session(SessionRequest {
+            session_id: answer.session_id.clone(),
+        })
+        .await
+        .unwrap();
+    let gone = client
+        .get_session(SessionRequest {
+            session_id: answer.session_id,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code(), Code::NotFound);
+
+    for bad in [
+        AskRequest {
+            query: "x".into(),
+            session_id: "not-hex".into(),
+            ..AskRequest::default()
+        },
+        AskRequest {
+            query: " ".into(),
+            ..AskRequest::default()
+        },
+    ] {
+        let e = client.ask(bad).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    }
+    s.shutdown().await;
+}

@@ -1,6 +1,7 @@
 //! crag's HTTP API: a thin axum router over the engine.
 //!
-//! `POST /v1/query`, `POST /v1/documents`, `DELETE /v1/documents/{id}`, `GET /v1/stats`,
+//! `POST /v1/query`, `POST /v1/ask`, `GET /v1/sessions`, `GET|DELETE /v1/sessions/{id}`,
+//! `POST /v1/documents`, `DELETE /v1/documents/{id}`, `GET /v1/stats`,
 //! `GET /healthz`, `GET /readyz`, `GET /metrics` and `GET /openapi.json`. Wire shapes live in
 //! [`dto`]; errors become statuses in one place ([`ApiError`]). Every route but the health
 //! checks requires the bearer token when `[auth]` configures one; requests past
@@ -22,7 +23,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
-use crag_app::{Api, DocumentParams, QueryParams, TokenSet};
+use crag_app::{Api, AskParams, DocumentParams, QueryParams, TokenSet};
 use crag_config::Config;
 use crag_engine::Engine;
 
@@ -75,6 +76,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/documents", post(ingest))
         .route("/v1/documents/{*id}", delete(delete_document))
         .route("/v1/stats", get(stats))
+        .route("/v1/ask", post(ask))
+        .route("/v1/sessions", get(list_sessions))
+        .route("/v1/sessions/{id}", get(get_session).delete(delete_session))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
         .route_layer(middleware::from_fn_with_state(state.clone(), guard))
@@ -238,4 +242,50 @@ async fn delete_document(
 
 async fn stats(State(state): State<AppState>) -> Result<Json<dto::StatsResponse>, ApiError> {
     Ok(Json(state.inner.api.stats().await?.into()))
+}
+
+async fn ask(
+    State(state): State<AppState>,
+    body: Result<Json<dto::AskBody>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(body) = body?;
+    let outcome = state.inner.api.ask(&AskParams::from(body)).await?;
+    Ok(Json(dto::ask_response(&outcome)).into_response())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    limit: Option<i64>,
+}
+
+async fn list_sessions(
+    State(state): State<AppState>,
+    query: Result<axum::extract::Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<dto::SessionsResponse>, ApiError> {
+    let axum::extract::Query(query) = query
+        .map_err(|e| ApiError::InvalidArgument(format!("invalid query: {}", e.body_text())))?;
+    let sessions = state.inner.api.sessions(query.limit).await?;
+    Ok(Json(dto::SessionsResponse {
+        sessions: sessions.iter().map(Into::into).collect(),
+    }))
+}
+
+async fn get_session(
+    State(state): State<AppState>,
+    id: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Result<Json<dto::SessionOutput>, ApiError> {
+    let Path(raw) = id?;
+    Ok(Json((&state.inner.api.session(&raw).await?).into()))
+}
+
+async fn delete_session(
+    State(state): State<AppState>,
+    id: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let Path(raw) = id?;
+    state.inner.api.delete_session(&raw).await?;
+    Ok(Json(
+        serde_json::json!({ "sessionId": raw.trim().to_lowercase(), "deleted": true }),
+    ))
 }

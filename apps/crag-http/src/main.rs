@@ -8,8 +8,9 @@ use std::time::Duration;
 async fn main() -> ExitCode {
     crag_app::server_main("crag-http", "Serves crag's HTTP API", |config| async move {
         let tokens = crag_app::TokenSet::from_config(&config)?;
-        let state =
-            crag_http::AppState::new(crag_app::compose::engine(&config).await?, &config, tokens)?;
+        let engine = crag_app::compose::engine(&config).await?;
+        let _sweeper = crag_app::compose::spawn_session_sweeper(&config, &engine);
+        let state = crag_http::AppState::new(engine, &config, tokens)?;
         let grace = Duration::from_millis(config.server.shutdown_grace_ms);
         let signal = crag_app::shutdown_signal();
         crag_http::run(state, config.server.http_addr, signal, grace).await

@@ -193,6 +193,9 @@ async fn query_ingest_delete_stats_metrics_and_health() {
         "/v1/documents",
         "/v1/documents/{id}",
         "/v1/stats",
+        "/v1/ask",
+        "/v1/sessions",
+        "/v1/sessions/{id}",
         "/healthz",
         "/readyz",
         "/metrics",
@@ -632,4 +635,71 @@ async fn app_with_timeout() -> App {
         .await
         .unwrap();
     app
+}
+
+#[tokio::test]
+async fn ask_runs_cgrag_within_a_session_and_sessions_are_listed_read_and_deleted() {
+    let app = app(|_| {}, &[]).await;
+    ingest_fixture(&app).await;
+    let body = serde_json::json!({"query": "how are results fused", "newSession": true, "useWebSearch": false});
+    let (status, answer) = send(
+        &app,
+        json_request(Method::POST, "/v1/ask", body.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let id = answer["sessionId"].as_str().expect("a session id").to_owned();
+    assert_eq!(id.len(), 32, "{answer}");
+    assert!(answer["answer"].is_null(), "LLM-free: no answer text");
+    assert_eq!(answer["detector"], "code");
+    assert!(answer["passesUsed"].as_u64().unwrap() >= 1, "{answer}");
+    assert!(!answer["results"].as_array().unwrap().is_empty(), "{answer}");
+    for key in ["gapsIdentified", "gapsResolved", "gapsUnresolved", "contextFromCache", "stop"] {
+        assert!(!answer[key].is_null(), "{key} in {answer}");
+    }
+
+    // A follow-up in the session starts from its cache.
+    let follow = serde_json::json!({"query": "and the vector leg", "sessionId": id, "useWebSearch": false});
+    let (status, second) = send(
+        &app,
+        json_request(Method::POST, "/v1/ask", follow.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    assert!(second["contextFromCache"].as_u64().unwrap() > 0, "{second}");
+
+    let (status, list) = send(&app, get("/v1/sessions")).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_eq!(list["sessions"][0]["sessionId"], id.as_str());
+    assert_eq!(list["sessions"][0]["turns"], 2);
+    let (status, session) = send(&app, get(&format!("/v1/sessions/{id}"))).await;
+    assert_eq!(status, StatusCode::OK, "{session}");
+    assert_eq!(session["turns"][0]["question"], "how are results fused");
+    let delete = Request::builder()
+        .method(Method::DELETE)
+        .uri(format!("/v1/sessions/{id}"))
+        .body(Body::empty())
+        .unwrap();
+    let (status, _) = send(&app, delete).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, gone) = send(&app, get(&format!("/v1/sessions/{id}"))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{gone}");
+
+    // Bad input is a 400 naming the field.
+    for bad in [
+        serde_json::json!({"query": "x", "sessionId": "not-hex"}),
+        serde_json::json!({"query": "  "}),
+        serde_json::json!({"query": "x", "passes": 9}),
+    ] {
+        let (status, err) = send(
+            &app,
+            json_request(Method::POST, "/v1/ask", bad.to_string()),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {err}");
+    }
+    let (status, _) = send(&app, get("/v1/sessions?limit=0")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = send(&app, get("/v1/sessions/xyz")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }

@@ -17,7 +17,7 @@ pub mod error;
 pub mod requests;
 pub mod runtime;
 
-pub use api::{Api, DocumentError, IngestOutcome, Shed};
+pub use api::{Api, AskParams, DocumentError, IngestOutcome, Shed};
 pub use auth::TokenSet;
 pub use error::{AppError, Code};
 pub use requests::{DocumentParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};

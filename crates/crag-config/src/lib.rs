@@ -8,11 +8,12 @@
 mod env;
 mod sections;
 mod server;
+mod sessions;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context as _, Result};
-use crag_engine::{CragConfig, EngineConfig, Fusion, DEFAULT_KEYWORD_WEIGHT};
+use crag_engine::{CgragConfig, CragConfig, EngineConfig, Fusion, DEFAULT_KEYWORD_WEIGHT};
 use serde::{Deserialize, Serialize};
 
 pub use env::{env_overrides, ENV_PREFIX};
@@ -21,6 +22,7 @@ pub use sections::{
     LlmSection, RerankerKind, RerankerSection, WebProvider, WebSearchSection,
 };
 pub use server::{AuthSection, LimitsSection, ServerSection, MIN_TOKEN_LEN};
+pub use sessions::{SessionBackend, SessionsSection};
 
 /// The whole configuration: defaults, then the file, then `CRAG_` environment overrides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +43,10 @@ pub struct Config {
     pub vector_index: VectorIndexSection,
     /// Corrective RAG tunables.
     pub crag: CragConfig,
+    /// CGRAG (`crag ask`): passes, gap detector, context shown to it.
+    pub cgrag: CgragConfig,
+    /// Where CGRAG sessions are kept.
+    pub sessions: SessionsSection,
     /// Which evaluator judges retrievals, and its settings.
     pub evaluator: EvaluatorSection,
     /// Web search provider.
@@ -67,6 +73,8 @@ impl Default for Config {
             retrieval: RetrievalSection::default(),
             vector_index: VectorIndexSection::default(),
             crag: CragConfig::default(),
+            cgrag: CgragConfig::default(),
+            sessions: SessionsSection::default(),
             evaluator: EvaluatorSection::default(),
             web_search: WebSearchSection::default(),
             llm: None,
@@ -125,6 +133,8 @@ impl Config {
         self.retrieval.validate()?;
         self.vector_index.validate()?;
         self.crag.validate()?;
+        self.cgrag.validate()?;
+        self.sessions.validate()?;
         self.server.validate()?;
         self.limits.validate()?;
         self.auth.validate()?;

@@ -15,6 +15,10 @@ use crag_engine::{
 };
 use tokio::sync::Semaphore;
 
+mod ask;
+
+pub use ask::{session_id, AskParams, MAX_SESSIONS_LISTED};
+
 use crate::auth::TokenSet;
 use crate::error::{AppError, Code};
 use crate::requests::{DocumentParams, Limits, QueryParams};

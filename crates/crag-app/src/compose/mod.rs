@@ -7,12 +7,17 @@ mod registry;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context as _, Result};
-use crag_config::{Config, VectorIndexSection};
-use crag_engine::{CragComponents, Engine, EngineConfig};
+use anyhow::{bail, Context as _, Result};
+use crag_config::{Config, SessionBackend, VectorIndexSection};
+use crag_engine::{
+    CgragComponents, CodeGapDetector, CragComponents, DetectorKind, Engine, EngineConfig,
+    LlmGapDetector,
+};
 use crag_expansion::SynonymTable;
 use crag_lancedb::{AnnPolicy, LanceVectorIndex};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
+use crag_ports::{GapDetector, SessionStore};
+use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
 use crag_tantivy::TantivyKeywordIndex;
 
 pub use registry::{evaluator, language_model, reranker, web_search};
@@ -83,10 +88,76 @@ pub async fn open_indexes(
     )?)
 }
 
+/// The session store of `[sessions]`, if any.
+pub async fn session_store(config: &Config) -> Result<Option<Arc<dyn SessionStore>>> {
+    let section = &config.sessions;
+    let store_config = SessionStoreConfig {
+        max_connections: section.max_connections,
+        acquire_timeout: std::time::Duration::from_millis(section.timeout_ms),
+        statement_timeout: std::time::Duration::from_millis(section.timeout_ms),
+    };
+    Ok(match section.backend {
+        SessionBackend::Off => None,
+        SessionBackend::Sqlite => {
+            let path = section.sqlite_path(&config.data_dir);
+            let store = SqliteSessionStore::open(&path, store_config)
+                .await
+                .with_context(|| format!("cannot open the session store {}", path.display()))?;
+            Some(Arc::new(store))
+        }
+        SessionBackend::Postgres => {
+            let url = section.postgres_url()?;
+            let store = PostgresSessionStore::connect(&url, store_config)
+                .await
+                .context("cannot connect the Postgres session store (sessions.url)")?;
+            Some(Arc::new(store))
+        }
+    })
+}
+
+/// The CGRAG parts: the gap detector `cgrag.detector` names and the session store.
+pub async fn cgrag(config: &Config) -> Result<CgragComponents> {
+    let llm = config.llm.as_ref().map(language_model).transpose()?;
+    let section = &config.cgrag;
+    let llm_detector = |model| -> Arc<dyn GapDetector> {
+        Arc::new(LlmGapDetector::new(
+            model,
+            section.answer_max_tokens,
+            section.json_prompt,
+        ))
+    };
+    let detector: Arc<dyn GapDetector> = match (section.detector, llm) {
+        (DetectorKind::Code, _) | (DetectorKind::Auto, None) => Arc::new(CodeGapDetector),
+        (DetectorKind::Auto | DetectorKind::Llm, Some(model)) => llm_detector(model),
+        (DetectorKind::Llm, None) => {
+            bail!("cgrag.detector = \"llm\" needs an [llm] section (base_url, model)")
+        }
+    };
+    Ok(CgragComponents {
+        detector,
+        sessions: session_store(config).await?,
+        config: section.clone(),
+    })
+}
+
+/// Expires idle sessions in the background while a server runs (none without a store).
+pub fn spawn_session_sweeper(
+    config: &Config,
+    engine: &Engine,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let store = engine.cgrag().sessions.clone()?;
+    Some(crag_sessions::spawn_sweeper(
+        store,
+        std::time::Duration::from_secs(config.sessions.sweep_seconds),
+        std::time::Duration::from_secs(config.sessions.idle_minutes * 60),
+    ))
+}
+
 /// The engine the configuration describes: the embedded stack on `data_dir` with every
 /// configured adapter wired in.
 pub async fn engine(config: &Config) -> Result<Engine> {
     let parts = components(config)?;
+    let cgrag = cgrag(config).await?;
     let engine = open_indexes(
         config,
         &config.data_dir,
@@ -94,7 +165,7 @@ pub async fn engine(config: &Config) -> Result<Engine> {
         config.engine_config(),
     )
     .await?;
-    Ok(engine.with_crag(parts)?)
+    Ok(engine.with_crag(parts)?.with_cgrag(cgrag)?)
 }
 
 #[cfg(test)]

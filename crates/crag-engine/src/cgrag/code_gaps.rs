@@ -225,8 +225,45 @@ fn identifiers(text: &str) -> Vec<(&str, usize)> {
     out
 }
 
+/// `text` without comments (`//`, `#`, `--` to the end of the line) and string literals, so
+/// that words in them are not taken for calls.
+fn code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('*') || trimmed.starts_with("/*") {
+            out.push('\n');
+            continue;
+        }
+        let mut in_string: Option<char> = None;
+        let mut previous = ' ';
+        for c in line.chars() {
+            match in_string {
+                Some(q) => {
+                    if c == q && previous != '\\' {
+                        in_string = None;
+                    }
+                }
+                None if c == '"' || c == '\'' && !previous.is_alphanumeric() => in_string = Some(c),
+                None if c == '#' || (c == '/' && previous == '/') => {
+                    if c == '/' {
+                        out.pop();
+                    }
+                    break;
+                }
+                None => out.push(c),
+            }
+            previous = c;
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Names defined and names used in one piece of code.
 fn scan(text: &str) -> (HashSet<String>, Vec<String>) {
+    let code = code_only(text);
+    let text = code.as_str();
     let ids = identifiers(text);
     let mut defined = HashSet::new();
     let mut used = Vec::new();
@@ -237,7 +274,8 @@ fn scan(text: &str) -> (HashSet<String>, Vec<String>) {
             }
             continue;
         }
-        let rest = text[*end..].trim_start_matches([' ', '\t']);
+        // Calls are written `name(`, without a space (prose writes "word (aside)").
+        let rest = &text[*end..];
         let called = rest.starts_with('(') || rest.starts_with("::<");
         let path = rest.starts_with("::") && word.starts_with(|c: char| c.is_ascii_uppercase());
         let previous = i.checked_sub(1).map(|p| ids[p].0);
@@ -351,6 +389,14 @@ mod tests {
         assert!(!gaps.contains(&"len".to_owned()), "{gaps:?}");
         assert!(!gaps.contains(&"println".to_owned()), "{gaps:?}");
         assert!(!gaps.contains(&"run".to_owned()), "{gaps:?}");
+    }
+
+    #[test]
+    fn comments_strings_and_spaced_parentheses_are_not_calls() {
+        let context = [item(
+            "/// Stops when nothing is missing (no gaps) or passes run out.\npub fn stop(x: u32) -> bool {\n    // retries (at most) three times\n    let s = \"call_me(now)\";\n    check_limit(x) # trailing\n}\n",
+        )];
+        assert_eq!(code_gaps(&context, &[]), vec!["check_limit"]);
     }
 
     #[test]

@@ -2,6 +2,12 @@
 //! also used by `crag query --json` (docs/cli-json.md). They convert from and to domain types
 //! here and nowhere else.
 
+mod ask;
+
+pub use ask::{
+    ask_response, AskBody, AskResponse, SessionOutput, SessionSummaryOutput, SessionsResponse,
+};
+
 use crag_app::{DocumentParams, QueryParams};
 use crag_core::{LegHit, TopK};
 use crag_engine::{Artifact, ArtifactOrigin, EngineStats, QueryOutcome, QueryTimings};

@@ -1,0 +1,112 @@
+//! The CGRAG use cases: ask, and the sessions behind it.
+
+use crag_core::{Session, SessionId, SessionSummary};
+use crag_engine::{AskOutcome, AskRequest};
+
+use super::Api;
+use crate::error::{AppError, Code};
+use crate::requests::{Invalid, QueryParams};
+
+/// Sessions listed at most.
+pub const MAX_SESSIONS_LISTED: usize = 1000;
+
+/// A question as a caller sent it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AskParams {
+    /// The question and retrieval settings (`session_id`: the session to continue, 32 hex
+    /// digits; an unknown id starts that session).
+    pub query: QueryParams,
+    /// Start a new session with an id the server draws (ignored when `session_id` is set).
+    pub new_session: bool,
+}
+
+/// Parses a session id as the APIs spell it.
+pub fn session_id(raw: &str) -> Result<SessionId, Invalid> {
+    raw.trim()
+        .parse::<SessionId>()
+        .map_err(|_| Invalid("sessionId must be 32 hexadecimal digits".into()))
+}
+
+impl Api {
+    /// Validates and answers a question with CGRAG.
+    pub async fn ask(&self, params: &AskParams) -> Result<AskOutcome, AppError> {
+        let mut query = params.query.clone();
+        let session = match query.session_id.take() {
+            Some(raw) => Some(session_id(&raw)?),
+            None if params.new_session => Some(
+                crag_sessions::new_session_id()
+                    .map_err(|e| AppError::internal(format!("cannot draw a session id: {e}")))?,
+            ),
+            None => None,
+        };
+        if session.is_some() && self.engine().cgrag().sessions.is_none() {
+            return Err(AppError::new(
+                Code::InvalidArgument,
+                "sessions are not configured on this server ([sessions] backend = \"off\")",
+            ));
+        }
+        let checked = self.limits().query_request(&query)?;
+        let request = AskRequest {
+            question: checked.query,
+            session,
+            top_k: checked.top_k,
+            use_crag: checked.use_crag,
+            use_web_search: checked.use_web_search,
+            filter: checked.filter,
+        };
+        Ok(self.engine().ask(&request).await?)
+    }
+
+    fn store(&self) -> Result<&std::sync::Arc<dyn crag_ports::SessionStore>, AppError> {
+        self.engine().cgrag().sessions.as_ref().ok_or_else(|| {
+            AppError::new(
+                Code::NotFound,
+                "sessions are not configured on this server ([sessions] backend = \"off\")",
+            )
+        })
+    }
+
+    /// Sessions, most recently used first.
+    pub async fn sessions(&self, limit: Option<i64>) -> Result<Vec<SessionSummary>, AppError> {
+        let limit = match limit {
+            None => 100,
+            Some(n) if (1..=MAX_SESSIONS_LISTED as i64).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(AppError::new(
+                    Code::InvalidArgument,
+                    format!("limit must be between 1 and {MAX_SESSIONS_LISTED}, got {n}"),
+                ))
+            }
+        };
+        Ok(self
+            .store()?
+            .list(limit)
+            .await
+            .map_err(crag_engine::EngineError::from)?)
+    }
+
+    /// One session, whole.
+    pub async fn session(&self, raw: &str) -> Result<Session, AppError> {
+        let id = session_id(raw)?;
+        self.store()?
+            .load(id)
+            .await
+            .map_err(crag_engine::EngineError::from)?
+            .ok_or_else(|| AppError::new(Code::NotFound, format!("no session {id}")))
+    }
+
+    /// Deletes a session; not found is an error.
+    pub async fn delete_session(&self, raw: &str) -> Result<(), AppError> {
+        let id = session_id(raw)?;
+        if self
+            .store()?
+            .delete(id)
+            .await
+            .map_err(crag_engine::EngineError::from)?
+        {
+            Ok(())
+        } else {
+            Err(AppError::new(Code::NotFound, format!("no session {id}")))
+        }
+    }
+}

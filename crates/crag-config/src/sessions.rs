@@ -1,0 +1,100 @@
+//! `[sessions]`: where CGRAG sessions are kept.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+/// Session store backends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionBackend {
+    /// A SQLite file (default: `<data_dir>/sessions.sqlite`).
+    #[default]
+    Sqlite,
+    /// A Postgres database (`url`).
+    Postgres,
+    /// No sessions: every `ask` is ephemeral and a session id is refused.
+    Off,
+}
+
+/// `[sessions]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionsSection {
+    /// Which store.
+    pub backend: SessionBackend,
+    /// SQLite file; default `<data_dir>/sessions.sqlite`.
+    pub path: Option<PathBuf>,
+    /// Postgres URL (`postgres://user@host/db`, a unix socket with `?host=/dir`); prefer
+    /// `url_env` to keep passwords out of files.
+    pub url: Option<String>,
+    /// Environment variable holding the Postgres URL.
+    pub url_env: Option<String>,
+    /// Sessions idle this many minutes are expired (seed 002: 30).
+    pub idle_minutes: u64,
+    /// How often the servers sweep expired sessions, in seconds.
+    pub sweep_seconds: u64,
+    /// Postgres pool size.
+    pub max_connections: u32,
+    /// Connection wait and statement time limit, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for SessionsSection {
+    fn default() -> Self {
+        Self {
+            backend: SessionBackend::Sqlite,
+            path: None,
+            url: None,
+            url_env: None,
+            idle_minutes: 30,
+            sweep_seconds: 60,
+            max_connections: 8,
+            timeout_ms: 5000,
+        }
+    }
+}
+
+impl SessionsSection {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.idle_minutes == 0 {
+            bail!("sessions.idle_minutes must be at least 1");
+        }
+        if self.sweep_seconds == 0 {
+            bail!("sessions.sweep_seconds must be at least 1");
+        }
+        if self.max_connections == 0 {
+            bail!("sessions.max_connections must be at least 1");
+        }
+        if self.timeout_ms == 0 {
+            bail!("sessions.timeout_ms must be positive");
+        }
+        Ok(())
+    }
+
+    /// The SQLite file under `data_dir`.
+    pub fn sqlite_path(&self, data_dir: &Path) -> PathBuf {
+        self.path
+            .clone()
+            .unwrap_or_else(|| data_dir.join("sessions.sqlite"))
+    }
+
+    /// The Postgres URL: `url`, else the value of `$url_env`.
+    pub fn postgres_url(&self) -> Result<String> {
+        if let Some(url) = self.url.as_deref().filter(|u| !u.trim().is_empty()) {
+            return Ok(url.to_owned());
+        }
+        if let Some(var) = &self.url_env {
+            if let Ok(url) = std::env::var(var) {
+                if !url.trim().is_empty() {
+                    return Ok(url);
+                }
+            }
+            bail!(
+                "sessions.backend = \"postgres\": the variable {var} (sessions.url_env) is not set"
+            );
+        }
+        bail!("sessions.backend = \"postgres\" needs sessions.url or sessions.url_env")
+    }
+}
