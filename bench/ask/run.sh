@@ -5,6 +5,7 @@
 # share of passes whose reply parsed, stop reasons, passes and latencies.
 #
 #   bash bench/ask/run.sh [CRAG_BINARY]      (default: the debug build in $CARGO_TARGET_DIR)
+#   CRAG_ASK_JSON=true bash bench/ask/run.sh   the JSON variant of the prompt
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/env.sh"
@@ -20,6 +21,7 @@ model = "smollm2-135m-instruct"
 rewrite = false
 [cgrag]
 detector = "llm"
+json_prompt = ${CRAG_ASK_JSON:-false}
 TOML
 "$CRAG" --config "$WORK/crag.toml" ingest "$ROOT/docs" >&2
 i=0

@@ -205,29 +205,7 @@ pub(crate) fn ask_response(o: &crag_engine::AskOutcome) -> pb::AskResponse {
         citations_removed: n(o.citations_removed),
         tokens_used: n(o.tokens_used),
         model_tokens: o.model_tokens,
-        passes: o
-            .passes
-            .iter()
-            .map(|p| pb::Pass {
-                pass: n(p.pass),
-                retrieved: p
-                    .retrieved
-                    .iter()
-                    .map(|g| pb::GapRetrieval {
-                        gap: g.gap.clone(),
-                        lookup: g.lookup.to_owned(),
-                        chunk_ids: g.chunk_ids.clone(),
-                    })
-                    .collect(),
-                context_chunks: n(p.context_chunks),
-                gaps: p.gaps.clone(),
-                skipped: p.skipped.clone(),
-                parsed: p.parsed,
-                warnings: p.warnings.clone(),
-                retrieve_ms: ms(p.retrieve),
-                detect_ms: ms(p.detect),
-            })
-            .collect(),
+        passes: o.passes.iter().map(pass).collect(),
         artifacts: o.artifacts.iter().map(artifact).collect(),
         crag: Some(crag_metadata(&o.first)),
         warnings: o.warnings.clone(),
@@ -271,5 +249,28 @@ pub(crate) fn session_summary(s: &crag_core::SessionSummary) -> pb::SessionSumma
         turns: u32::try_from(s.turns).unwrap_or(u32::MAX),
         created_ms: s.created_ms,
         last_used_ms: s.last_used_ms,
+    }
+}
+
+pub(crate) fn pass(p: &crag_engine::PassReport) -> pb::Pass {
+    let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+    pb::Pass {
+        pass: n(p.pass),
+        retrieved: p
+            .retrieved
+            .iter()
+            .map(|g| pb::GapRetrieval {
+                gap: g.gap.clone(),
+                lookup: g.lookup.to_owned(),
+                chunk_ids: g.chunk_ids.clone(),
+            })
+            .collect(),
+        context_chunks: n(p.context_chunks),
+        gaps: p.gaps.clone(),
+        skipped: p.skipped.clone(),
+        parsed: p.parsed,
+        warnings: p.warnings.clone(),
+        retrieve_ms: ms(p.retrieve),
+        detect_ms: ms(p.detect),
     }
 }

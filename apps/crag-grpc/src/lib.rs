@@ -180,6 +180,39 @@ impl Crag for CragService {
         .await
     }
 
+    type AskStreamStream = tokio_stream::wrappers::ReceiverStream<Result<pb::AskEvent, Status>>;
+
+    async fn ask_stream(
+        &self,
+        request: Request<pb::AskRequest>,
+    ) -> Result<Response<Self::AskStreamStream>, Status> {
+        let params = convert::ask_params(request.into_inner());
+        // Bad input is refused before the stream starts.
+        let request = self.api.ask_request(&params).map_err(status)?;
+        let api = self.api.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(8);
+        tokio::spawn(async move {
+            let passes = tx.clone();
+            let observer = move |p: &crag_engine::PassReport| {
+                let event = pb::AskEvent {
+                    event: Some(pb::ask_event::Event::Pass(convert::pass(p))),
+                };
+                // A client gone away stops receiving; the ask still completes and is saved.
+                let _ = passes.try_send(Ok(event));
+            };
+            let last = api
+                .run_ask(&request, &observer)
+                .await
+                .map(|o| pb::AskEvent {
+                    event: Some(pb::ask_event::Event::Answer(convert::ask_response(&o))),
+                });
+            let _ = tx.send(last.map_err(status)).await;
+        });
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
+            rx,
+        )))
+    }
+
     async fn list_sessions(
         &self,
         request: Request<pb::ListSessionsRequest>,

@@ -582,6 +582,35 @@ async fn ask_and_sessions_over_grpc() {
         .unwrap_err();
     assert_eq!(gone.code(), Code::NotFound);
 
+    // Streamed: a pass event per pass, then the answer.
+    let mut stream = client
+        .ask_stream(AskRequest {
+            query: "how are results fused".into(),
+            use_web_search: Some(false),
+            ..AskRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut events = Vec::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        events.push(event.event.expect("an event"));
+    }
+    use crag_grpc::pb::ask_event::Event;
+    assert!(matches!(events.first(), Some(Event::Pass(_))), "{events:?}");
+    assert!(
+        matches!(events.last(), Some(Event::Answer(_))),
+        "{events:?}"
+    );
+    let e = client
+        .ask_stream(AskRequest {
+            query: " ".into(),
+            ..AskRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+
     for bad in [
         AskRequest {
             query: "x".into(),

@@ -84,6 +84,14 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// Status code, stable code and message, as an event of a stream reports them.
+    pub fn parts_owned(&self) -> (u16, &'static str, String) {
+        let (status, code, message) = self.parts();
+        (status.as_u16(), code, message.to_owned())
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code, message) = self.parts();

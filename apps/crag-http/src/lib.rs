@@ -246,11 +246,55 @@ async fn stats(State(state): State<AppState>) -> Result<Json<dto::StatsResponse>
 
 async fn ask(
     State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
     body: Result<Json<dto::AskBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
-    let outcome = state.inner.api.ask(&AskParams::from(body)).await?;
-    Ok(Json(dto::ask_response(&outcome)).into_response())
+    let params = AskParams::from(body);
+    let streamed = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+    if !streamed {
+        let outcome = state.inner.api.ask(&params).await?;
+        return Ok(Json(dto::ask_response(&outcome)).into_response());
+    }
+    // Server-sent events: a `pass` event per pass, then `answer` (or `error`).
+    let request = state.inner.api.ask_request(&params)?;
+    let api = state.inner.api.clone();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<axum::response::sse::Event>();
+    tokio::spawn(async move {
+        let passes = tx.clone();
+        let observer = move |p: &crag_engine::PassReport| {
+            if let Ok(event) = axum::response::sse::Event::default()
+                .event("pass")
+                .json_data(dto::pass(p))
+            {
+                let _ = passes.send(event);
+            }
+        };
+        let last = match api.run_ask(&request, &observer).await {
+            Ok(outcome) => axum::response::sse::Event::default()
+                .event("answer")
+                .json_data(dto::ask_response(&outcome)),
+            Err(e) => {
+                let (status, code, message) = ApiError::from(e).parts_owned();
+                axum::response::sse::Event::default()
+                    .event("error")
+                    .json_data(
+                        serde_json::json!({"status": status, "code": code, "message": message}),
+                    )
+            }
+        };
+        if let Ok(event) = last {
+            let _ = tx.send(event);
+        }
+    });
+    let stream = tokio_stream::StreamExt::map(
+        tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
+        Ok::<_, std::convert::Infallible>,
+    );
+    Ok(axum::response::sse::Sse::new(stream).into_response())
 }
 
 #[derive(serde::Deserialize)]

@@ -648,18 +648,31 @@ async fn ask_runs_cgrag_within_a_session_and_sessions_are_listed_read_and_delete
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
-    let id = answer["sessionId"].as_str().expect("a session id").to_owned();
+    let id = answer["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
     assert_eq!(id.len(), 32, "{answer}");
     assert!(answer["answer"].is_null(), "LLM-free: no answer text");
     assert_eq!(answer["detector"], "code");
     assert!(answer["passesUsed"].as_u64().unwrap() >= 1, "{answer}");
-    assert!(!answer["results"].as_array().unwrap().is_empty(), "{answer}");
-    for key in ["gapsIdentified", "gapsResolved", "gapsUnresolved", "contextFromCache", "stop"] {
+    assert!(
+        !answer["results"].as_array().unwrap().is_empty(),
+        "{answer}"
+    );
+    for key in [
+        "gapsIdentified",
+        "gapsResolved",
+        "gapsUnresolved",
+        "contextFromCache",
+        "stop",
+    ] {
         assert!(!answer[key].is_null(), "{key} in {answer}");
     }
 
     // A follow-up in the session starts from its cache.
-    let follow = serde_json::json!({"query": "and the vector leg", "sessionId": id, "useWebSearch": false});
+    let follow =
+        serde_json::json!({"query": "and the vector leg", "sessionId": id, "useWebSearch": false});
     let (status, second) = send(
         &app,
         json_request(Method::POST, "/v1/ask", follow.to_string()),
@@ -691,15 +704,42 @@ async fn ask_runs_cgrag_within_a_session_and_sessions_are_listed_read_and_delete
         serde_json::json!({"query": "  "}),
         serde_json::json!({"query": "x", "passes": 9}),
     ] {
-        let (status, err) = send(
-            &app,
-            json_request(Method::POST, "/v1/ask", bad.to_string()),
-        )
-        .await;
+        let (status, err) =
+            send(&app, json_request(Method::POST, "/v1/ask", bad.to_string())).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {err}");
     }
     let (status, _) = send(&app, get("/v1/sessions?limit=0")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let (status, _) = send(&app, get("/v1/sessions/xyz")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn ask_streams_passes_as_server_sent_events() {
+    let app = app(|_| {}, &[]).await;
+    ingest_fixture(&app).await;
+    let body = serde_json::json!({"query": "how are results fused", "useWebSearch": false});
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri("/v1/ask")
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let (status, text) = send(&app, request).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let text = text.as_str().expect("an event stream, not JSON").to_owned();
+    let pass = text.find("event: pass").expect("a pass event");
+    let answer = text.find("event: answer").expect("the answer event");
+    assert!(pass < answer, "{text}");
+    // Bad input is still a plain 400 before any event.
+    let bad = Request::builder()
+        .method(Method::POST)
+        .uri("/v1/ask")
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream")
+        .body(Body::from(r#"{"query": "x", "sessionId": "nope"}"#))
+        .unwrap();
+    let (status, _) = send(&app, bad).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }

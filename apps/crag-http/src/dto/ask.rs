@@ -73,9 +73,10 @@ pub struct AskResponse<'a> {
     total_ms: f64,
 }
 
+/// One pass, as `POST /v1/ask` reports it (and streams it as a `pass` event).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct PassOutput<'a> {
+pub struct PassOutput<'a> {
     pass: usize,
     retrieved: Vec<GapOutput<'a>>,
     context_chunks: usize,
@@ -95,7 +96,8 @@ struct GapOutput<'a> {
     chunk_ids: &'a [String],
 }
 
-fn pass(p: &PassReport) -> PassOutput<'_> {
+/// The JSON shape of a pass.
+pub fn pass(p: &PassReport) -> PassOutput<'_> {
     PassOutput {
         pass: p.pass,
         retrieved: p

@@ -5,7 +5,8 @@
 mod ask;
 
 pub use ask::{
-    ask_response, AskBody, AskResponse, SessionOutput, SessionSummaryOutput, SessionsResponse,
+    ask_response, pass, AskBody, AskResponse, PassOutput, SessionOutput, SessionSummaryOutput,
+    SessionsResponse,
 };
 
 use crag_app::{DocumentParams, QueryParams};

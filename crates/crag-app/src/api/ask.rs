@@ -1,7 +1,7 @@
 //! The CGRAG use cases: ask, and the sessions behind it.
 
 use crag_core::{Session, SessionId, SessionSummary};
-use crag_engine::{AskOutcome, AskRequest};
+use crag_engine::{AskOutcome, AskRequest, PassReport};
 
 use super::Api;
 use crate::error::{AppError, Code};
@@ -30,6 +30,21 @@ pub fn session_id(raw: &str) -> Result<SessionId, Invalid> {
 impl Api {
     /// Validates and answers a question with CGRAG.
     pub async fn ask(&self, params: &AskParams) -> Result<AskOutcome, AppError> {
+        let request = self.ask_request(params)?;
+        self.run_ask(&request, &|_| {}).await
+    }
+
+    /// Runs a validated question, calling `observer` after each pass.
+    pub async fn run_ask(
+        &self,
+        request: &AskRequest,
+        observer: &(dyn Fn(&PassReport) + Send + Sync),
+    ) -> Result<AskOutcome, AppError> {
+        Ok(self.engine().ask_observed(request, observer).await?)
+    }
+
+    /// Checks a question and resolves its session (a new one is drawn when asked for).
+    pub fn ask_request(&self, params: &AskParams) -> Result<AskRequest, AppError> {
         let mut query = params.query.clone();
         let session = match query.session_id.take() {
             Some(raw) => Some(session_id(&raw)?),
@@ -46,15 +61,14 @@ impl Api {
             ));
         }
         let checked = self.limits().query_request(&query)?;
-        let request = AskRequest {
+        Ok(AskRequest {
             question: checked.query,
             session,
             top_k: checked.top_k,
             use_crag: checked.use_crag,
             use_web_search: checked.use_web_search,
             filter: checked.filter,
-        };
-        Ok(self.engine().ask(&request).await?)
+        })
     }
 
     fn store(&self) -> Result<&std::sync::Arc<dyn crag_ports::SessionStore>, AppError> {

@@ -104,6 +104,16 @@ impl Engine {
     /// session's memory. With an LLM-free detector the answer is `None` and the context is the
     /// result.
     pub async fn ask(&self, request: &AskRequest) -> Result<AskOutcome> {
+        self.ask_observed(request, &|_| {}).await
+    }
+
+    /// [`Engine::ask`], calling `observer` with each pass's report as soon as the pass ends
+    /// (server-sent events, streaming RPCs).
+    pub async fn ask_observed(
+        &self,
+        request: &AskRequest,
+        observer: &(dyn Fn(&PassReport) + Send + Sync),
+    ) -> Result<AskOutcome> {
         let started = Instant::now();
         let parts = &self.cgrag;
         let config = &parts.config;
@@ -180,6 +190,7 @@ impl Engine {
                         detect: detect_started.elapsed(),
                         ..PassReport::default()
                     });
+                    observer(&passes[passes.len() - 1]);
                     break StopReason::DetectorFailed;
                 }
             };
@@ -223,6 +234,7 @@ impl Engine {
                 retrieve: retrieve_time,
                 detect,
             });
+            observer(&passes[passes.len() - 1]);
             if gaps.is_empty() {
                 break StopReason::NoGaps;
             }
