@@ -237,6 +237,10 @@ pub struct Chunk {
     pub kind: ChunkKind,
     /// Content hash of the whole document at ingestion time.
     pub content_hash: String,
+    /// What the chunk's code defines, for syntax-aware code chunks (kept by the symbol index,
+    /// not by the keyword and vector indexes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<crate::CodeMeta>,
 }
 
 impl Chunk {
@@ -265,7 +269,14 @@ impl Chunk {
             span,
             kind,
             content_hash: content_hash.into(),
+            code: None,
         })
+    }
+
+    /// Returns the chunk with its code metadata set.
+    pub fn with_code(mut self, code: crate::CodeMeta) -> Self {
+        self.code = Some(code);
+        self
     }
 }
 

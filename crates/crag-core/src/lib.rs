@@ -4,6 +4,7 @@
 //! other crate can rely on a `Chunk` or a `Query` being well formed.
 
 mod chunk;
+mod code;
 mod error;
 mod query;
 mod scored;
@@ -11,6 +12,10 @@ mod session;
 mod verdict;
 
 pub use chunk::{Chunk, ChunkId, ChunkKind, Document, DocumentId, Span};
+pub use code::{
+    CodeMeta, FileSymbols, ReferenceKind, StoredReference, StoredSymbol, SymbolDef, SymbolKind,
+    SymbolRef,
+};
 pub use error::{CoreError, Result};
 pub use query::{ChunkFilter, Query, TopK, WeightedTerm, MAX_QUERY_BYTES, MAX_TOP_K};
 pub use scored::{FusedHit, LegHit, ScoredChunk};

@@ -11,6 +11,7 @@ mod keyword;
 mod llm;
 mod reranker;
 mod session;
+mod symbols;
 mod vector;
 mod websearch;
 
@@ -27,5 +28,6 @@ pub use keyword::{DocumentEntry, KeywordIndex};
 pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role, MAX_TEMPERATURE};
 pub use reranker::{RerankScore, Reranker};
 pub use session::{SessionStore, DEFAULT_MAX_NODES};
+pub use symbols::{Neighbour, Relation, SymbolIndex, SymbolLookup};
 pub use vector::{EmbeddedChunk, VectorIndex};
 pub use websearch::{WebResult, WebSearch};

@@ -128,6 +128,7 @@ impl Fields {
             },
             kind,
             content_hash: self.content_hash(doc)?.to_owned(),
+            code: None,
         })
     }
 
