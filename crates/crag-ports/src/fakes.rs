@@ -323,7 +323,9 @@ fn fnv1a(word: &str) -> u64 {
 
 mod services;
 mod session;
+mod symbols;
 pub use services::{
     EvaluateFn, FnEvaluator, ScriptedLanguageModel, StaticWebSearch, TermOverlapReranker,
 };
 pub use session::InMemorySessionStore;
+pub use symbols::InMemorySymbolIndex;

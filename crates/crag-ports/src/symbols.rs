@@ -10,15 +10,18 @@ use crag_core::{ChunkId, CodeMeta, DocumentId, FileSymbols, StoredReference, Sto
 
 use crate::PortResult;
 
-/// How a definition is looked up.
+/// How a definition is looked up. Every match is exact and case-sensitive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SymbolLookup {
     /// By its own name, exactly (`verify_user`).
     Name(String),
     /// By its qualified path, exactly (`auth::Session::verify_user`), or by a `::`-separated
-    /// suffix of it (`Session::verify_user`).
+    /// suffix of it (`Session::verify_user`): the stored path equals the query or ends with
+    /// `"::"` followed by it (so `Session::verify_user` does not match
+    /// `auth::MySession::verify_user`).
     Qualified(String),
-    /// By name, in files whose path contains `path` (`verify_user in src/auth.rs`).
+    /// By name, in files whose path contains `path` as a substring (`verify_user in
+    /// src/auth.rs`).
     NameInPath {
         /// The symbol's own name.
         name: String,
@@ -28,6 +31,21 @@ pub enum SymbolLookup {
 }
 
 /// How a definition in a neighbourhood relates to the one it was reached from.
+///
+/// From a definition `S`:
+/// - [`Relation::Uses`]: for each reference whose `from` is `S.qualified`, the definitions
+///   named like the reference; when the reference has a qualifier, those whose qualified path
+///   ends with `qualifier::name` (segment-aligned) are preferred, and all definitions of that
+///   name are taken when none does.
+/// - [`Relation::UsedBy`]: the definitions whose qualified path is the `from` of a reference
+///   named `S.name`.
+/// - [`Relation::Parent`]: the definitions whose qualified path is `S.qualified` without its
+///   last `::` segment.
+/// - [`Relation::Child`]: the definitions whose qualified path is `S.qualified` followed by
+///   `::` and one more segment.
+///
+/// Within one hop count, neighbourhoods are ordered Uses, Child, Parent, UsedBy (not the
+/// declaration order of this enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Relation {
     /// The definition is called, used as a type or imported by the one before it.
@@ -52,30 +70,46 @@ pub struct Neighbour {
 }
 
 /// Stores the symbols of source files. Every write is atomic per call.
+///
+/// Reads never fail on odd input: a `limit` of 0, an empty list of ids or unknown ids give an
+/// empty answer.
 #[async_trait]
 pub trait SymbolIndex: Debug + Send + Sync + 'static {
     /// Replaces everything stored for `document` (definitions, references, chunk metadata)
-    /// with `symbols`; an empty `symbols` removes the document.
+    /// with `symbols`, in one transaction: readers see the old rows or the new ones, never a
+    /// mix, and concurrent replaces of different documents all land. An empty `symbols`
+    /// removes the document. The rows are stored under `document` whatever `document_id` the
+    /// items of `symbols` carry; chunk metadata is keyed by chunk id (the last entry wins).
     async fn replace_document(
         &self,
         document: &DocumentId,
         symbols: &FileSymbols,
     ) -> PortResult<()>;
 
-    /// Removes everything stored for these documents.
+    /// Removes everything stored for these documents; unknown ids are ignored.
     async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()>;
 
-    /// Definitions matching `lookup`, at most `limit`, ordered by qualified path.
+    /// Definitions matching `lookup`, at most `limit`, ordered by qualified path, then path,
+    /// then first line.
     async fn lookup(&self, lookup: &SymbolLookup, limit: usize) -> PortResult<Vec<StoredSymbol>>;
 
-    /// The definitions whose chunk (first part) is one of these.
+    /// The definitions whose chunk (first part) is one of these, ordered by path, then first
+    /// line, then qualified path.
     async fn definitions_in(&self, chunks: &[ChunkId]) -> PortResult<Vec<StoredSymbol>>;
 
-    /// The references occurring in these chunks.
+    /// The references occurring in these chunks, ordered by document, then line, then name.
     async fn references_in(&self, chunks: &[ChunkId]) -> PortResult<Vec<StoredReference>>;
 
     /// Definitions within `hops` (1 or 2) of the definition `qualified`, nearest first, at
     /// most `limit`; the start itself is not included.
+    ///
+    /// The start is every definition whose qualified path equals `qualified` (there may be
+    /// several, across files); none gives an empty answer. Hop 1 follows the [`Relation`]s of
+    /// the start definitions, hop 2 those of every hop-1 definition. `hops` of 0 gives an empty
+    /// answer, more than 2 counts as 2. Each definition appears once, at its smallest hop
+    /// count, with the first relation that reached it in the order below. Ordered by hops,
+    /// then relation (Uses, Child, Parent, UsedBy), then qualified path, path and first line;
+    /// then cut to `limit`.
     async fn neighbours(
         &self,
         qualified: &str,
@@ -83,7 +117,7 @@ pub trait SymbolIndex: Debug + Send + Sync + 'static {
         limit: usize,
     ) -> PortResult<Vec<Neighbour>>;
 
-    /// The code metadata of those chunks that have some.
+    /// The code metadata of those chunks that have some; unknown ids are left out.
     async fn chunk_meta(&self, chunks: &[ChunkId]) -> PortResult<HashMap<ChunkId, CodeMeta>>;
 
     /// Number of definitions stored.

@@ -12,6 +12,7 @@ mod feedback;
 mod language_model;
 mod rerank;
 mod session;
+mod symbols;
 mod websearch;
 
 pub use evaluator::{relevance_evaluator_suite, sample_evaluation_input};
@@ -19,6 +20,7 @@ use feedback::{stored_vectors_contract, weighted_terms_contract};
 pub use language_model::{language_model_suite, sample_completion_request};
 pub use rerank::{reranker_suite, RerankerModel};
 pub use session::session_store_suite;
+pub use symbols::symbol_index_suite;
 pub use websearch::web_search_suite;
 
 /// Builds a chunk of `document` for tests.
