@@ -100,6 +100,7 @@ async fn lookups(index: &dyn SymbolIndex) {
         ("verify_user", "Auth", vec![]),
         ("verify_user", "db", vec![]),
         ("lookup", "db.rs", vec!["db::cache::lookup", "db::lookup"]),
+        ("lookup", "", vec!["db::cache::lookup", "db::lookup"]),
     ] {
         let found = find(index, in_path(n, p)).await;
         assert_eq!(qualified(&found), expected, "{n} in {p}");
