@@ -31,6 +31,7 @@ where
     neighbourhoods(index).await;
     odd_input(index).await;
     reingest_and_delete(index).await;
+    stored_under_the_document(index).await;
 
     concurrent_replaces(make().await.as_ref()).await;
 }
@@ -358,6 +359,38 @@ async fn reingest_and_delete(index: &dyn SymbolIndex) {
         .await
         .expect("meta")
         .is_empty());
+}
+
+/// Rows carrying another document id are stored under the replaced document; of two metadata
+/// entries for one chunk the last wins.
+async fn stored_under_the_document(index: &dyn SymbolIndex) {
+    let mut file = auth_file();
+    file.definitions.truncate(1);
+    file.references.clear();
+    file.definitions[0].document_id = doc("elsewhere.rs");
+    let (chunk0, first) = file.chunks[0].clone();
+    let mut second = first.clone();
+    second.part = 1;
+    second.parts = 2;
+    file.chunks = vec![(chunk0.clone(), first), (chunk0.clone(), second.clone())];
+    index
+        .replace_document(&doc(AUTH), &file)
+        .await
+        .expect("replace");
+    let found = find(index, name("Session")).await;
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].document_id, doc(AUTH), "stored under the document");
+    let metas = index
+        .chunk_meta(std::slice::from_ref(&chunk0))
+        .await
+        .expect("meta");
+    assert_eq!(metas.get(&chunk0), Some(&second), "the last entry wins");
+    index
+        .delete_documents(&[doc(AUTH)])
+        .await
+        .expect("delete by the replaced document");
+    assert_eq!(index.count().await.expect("count"), 0);
+    assert!(index.chunk_meta(&[chunk0]).await.expect("meta").is_empty());
 }
 
 async fn concurrent_replaces(index: &dyn SymbolIndex) {
