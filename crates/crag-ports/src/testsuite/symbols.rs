@@ -154,7 +154,7 @@ async fn neighbourhoods(index: &dyn SymbolIndex) {
     let near = vec![
         (1, Uses, "auth::hash_password"),
         (1, Uses, "db::lookup"), // the qualifier `db` rules out db::cache::lookup
-        (1, Parent, "auth::Session"),
+        (1, Parent, "auth::Session"), // hop 2 reaches it again, as Uses: it stays here
         (1, UsedBy, "api::login"),
     ];
     let n = index.neighbours(verify, 1, 50).await.expect("neighbours");
@@ -185,8 +185,9 @@ async fn neighbourhoods(index: &dyn SymbolIndex) {
         vec![
             (1, Child, "auth::Session::new"),
             (1, Child, "auth::Session::verify_user"),
+            (1, UsedBy, "auth::hash_password"),
         ],
-        "children; a top-level reference has no user"
+        "children and users; a top-level reference has no user"
     );
 
     // The start is never included, even when reached again; an unmatched qualifier (`self`)
@@ -214,6 +215,13 @@ async fn neighbourhoods(index: &dyn SymbolIndex) {
         definitions: vec![
             def(other, 0, "auth::Session", SymbolKind::Impl, 1),
             def(other, 0, "auth::Session::refresh", SymbolKind::Method, 2),
+            def(
+                other,
+                0,
+                "auth::Session::refresh::retry",
+                SymbolKind::Function,
+                3,
+            ),
         ],
         ..FileSymbols::default()
     };
@@ -237,8 +245,22 @@ async fn neighbourhoods(index: &dyn SymbolIndex) {
             (1, Child, "auth::Session::new"),
             (1, Child, "auth::Session::refresh"),
             (1, Child, "auth::Session::verify_user"),
+            (1, UsedBy, "auth::hash_password"),
         ],
-        "children of every start definition"
+        "children of every start definition; grandchildren are not children"
+    );
+    let n = index
+        .neighbours("auth::Session::refresh", 1, 50)
+        .await
+        .expect("neighbours");
+    let paths: Vec<(Relation, &str)> = n
+        .iter()
+        .map(|n| (n.relation, n.symbol.path.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        vec![(Child, other), (Parent, AUTH), (Parent, other)],
+        "Child before Parent; both parents, ordered by path"
     );
     index
         .replace_document(&doc(other), &FileSymbols::default())

@@ -78,7 +78,7 @@ pub(super) const DB: &str = "src/db.rs";
 pub(super) const API: &str = "src/api.rs";
 pub(super) const LEGACY: &str = "src/legacy/auth.rs";
 
-/// `src/auth.rs`: a struct, two methods and a function; calls into `db`.
+/// `src/auth.rs`: a struct, two methods and a function using the struct; calls into `db`.
 pub(super) fn auth_file() -> FileSymbols {
     use ReferenceKind::{Call, TypeUse};
     let defs = vec![
@@ -99,6 +99,14 @@ pub(super) fn auth_file() -> FileSymbols {
                 Some("auth::Session::new"),
                 TypeUse,
                 15,
+            ),
+            reference(
+                AUTH,
+                3,
+                ("Session", None),
+                Some("auth::hash_password"),
+                TypeUse,
+                19,
             ),
         ],
         chunks: defs.iter().map(|d| meta(d, 0, 1)).collect(),
