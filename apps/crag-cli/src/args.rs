@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use crag_config::Config;
 
-use crate::{ask, calibrate, commands, eval, serve};
+use crate::{ask, calibrate, commands, eval, eval_code, serve};
 
 /// Self-correcting hybrid retrieval over your documents and code.
 #[derive(Debug, Parser)]
@@ -43,6 +43,9 @@ pub(crate) enum Command {
     Stats(commands::StatsArgs),
     /// Measure retrieval quality, latency and the evaluator on a BEIR collection.
     Eval(eval::EvalArgs),
+    /// Measure context completeness on a repository: callee definitions found with
+    /// syntax-aware chunks and token windows, one pass and up to three gap passes.
+    EvalCode(eval_code::EvalCodeArgs),
     /// Serve the HTTP and gRPC APIs over one engine (see docs/configuration.md).
     Serve(serve::ServeArgs),
     /// Fit the calibrated relevance evaluator on a judged split and write its calibration file.

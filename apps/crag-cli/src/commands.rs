@@ -3,7 +3,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
-use crag_core::{Query, TopK};
+use crag_core::{ChunkFilter, ChunkKind, Query, SymbolKind, TopK};
 use crag_engine::sources::{is_beir_corpus, read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
 use crag_engine::{ChunkingConfig, Engine, EngineConfig, IngestProgress, QueryRequest};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -116,9 +116,56 @@ pub struct QueryArgs {
     /// Web search base URL, e.g. a SearXNG instance (overrides web_search.url).
     #[arg(long, env = "CRAG_WEB_SEARCH_URL")]
     web_search_url: Option<String>,
+    /// Keep only sources starting with this prefix.
+    #[arg(long)]
+    source_prefix: Option<String>,
+    /// Keep only chunks of this kind (prose, code, web); repeatable.
+    #[arg(long = "kind")]
+    kinds: Vec<String>,
+    /// Keep only code chunks in this language (rust, python, typescript, tsx, javascript, go);
+    /// repeatable.
+    #[arg(long = "language")]
+    languages: Vec<String>,
+    /// Keep only code chunks defining this kind of symbol (function, method, struct, class...);
+    /// repeatable.
+    #[arg(long = "symbol-kind")]
+    symbol_kinds: Vec<String>,
     /// Print the results as JSON (see docs/cli-json.md).
     #[arg(long)]
     json: bool,
+}
+
+/// The retrieval filter of `crag query`'s flags.
+fn query_filter(args: &QueryArgs) -> Result<ChunkFilter> {
+    const LANGUAGES: [&str; 6] = ["rust", "python", "typescript", "tsx", "javascript", "go"];
+    if let Some(l) = args
+        .languages
+        .iter()
+        .find(|l| !LANGUAGES.contains(&l.as_str()))
+    {
+        bail!("--language {l}: expected one of {}", LANGUAGES.join(", "));
+    }
+    Ok(ChunkFilter {
+        source_prefix: args.source_prefix.clone().filter(|p| !p.is_empty()),
+        kinds: args
+            .kinds
+            .iter()
+            .map(|k| {
+                k.parse::<ChunkKind>()
+                    .with_context(|| format!("--kind {k}"))
+            })
+            .collect::<Result<_>>()?,
+        languages: args.languages.clone(),
+        symbol_kinds: args
+            .symbol_kinds
+            .iter()
+            .map(|k| {
+                k.parse::<SymbolKind>()
+                    .with_context(|| format!("--symbol-kind {k}"))
+            })
+            .collect::<Result<_>>()?,
+        ..ChunkFilter::default()
+    })
 }
 
 pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
@@ -137,7 +184,9 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
         config.web_search.url = Some(url.clone());
     }
     let parts = crag_app::compose::components(&config)?;
+    let filter = query_filter(&args)?;
     let request = |query: Query| QueryRequest {
+        filter: filter.clone(),
         use_crag: !args.no_crag,
         use_web_search: !args.no_web,
         use_rerank: !args.no_rerank,

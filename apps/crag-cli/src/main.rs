@@ -7,6 +7,7 @@ mod calibrate;
 mod collection;
 mod commands;
 mod eval;
+mod eval_code;
 mod output;
 mod serve;
 
@@ -39,6 +40,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
         Command::Ask(args) => ask::ask(&ctx, args).await,
         Command::Stats(args) => commands::stats(&ctx, args).await,
         Command::Eval(args) => eval::eval(&ctx, args).await,
+        Command::EvalCode(args) => eval_code::eval_code(&ctx, args).await,
         Command::Serve(args) => serve::serve(&ctx, args).await,
         Command::Calibrate(args) => calibrate::calibrate_command(&ctx, args).await,
         Command::Config(ConfigCommand::Print) => {

@@ -99,7 +99,7 @@ pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
                 a.web_rank.unwrap_or(0),
                 c.source
             ),
-            ArtifactOrigin::Gap | ArtifactOrigin::Session => println!(
+            ArtifactOrigin::Gap | ArtifactOrigin::Session | ArtifactOrigin::Graph => println!(
                 "{:>2}. {}  {}:{}-{}",
                 i + 1,
                 if a.origin == ArtifactOrigin::Gap {
@@ -155,6 +155,8 @@ struct IngestOutput<'a> {
     documents_unchanged: usize,
     documents_deleted: usize,
     chunks_written: usize,
+    chunks_embedded: usize,
+    syntax_files: usize,
     chunks_per_second: f64,
     elapsed_seconds: f64,
     skipped: Vec<SkippedOutput<'a>>,
@@ -176,6 +178,8 @@ pub fn ingest_report(report: &IngestReport, json: bool) -> Result<()> {
             documents_unchanged: report.documents_unchanged,
             documents_deleted: report.documents_deleted,
             chunks_written: report.chunks_written,
+            chunks_embedded: report.chunks_embedded,
+            syntax_files: report.syntax_files,
             chunks_per_second: report.chunks_per_second(),
             elapsed_seconds: report.elapsed.as_secs_f64(),
             skipped: report
@@ -191,13 +195,15 @@ pub fn ingest_report(report: &IngestReport, json: bool) -> Result<()> {
         eprintln!("skipped {path}: {reason}");
     }
     println!(
-        "{} documents: {} added, {} updated, {} unchanged, {} deleted; {} chunks written in {:.1} s ({:.1} chunks/s)",
+        "{} documents: {} added, {} updated, {} unchanged, {} deleted; {} chunks written ({} embedded, {} source files cut along their syntax) in {:.1} s ({:.1} chunks/s)",
         report.documents_seen,
         report.documents_added,
         report.documents_updated,
         report.documents_unchanged,
         report.documents_deleted,
         report.chunks_written,
+        report.chunks_embedded,
+        report.syntax_files,
         report.elapsed.as_secs_f64(),
         report.chunks_per_second(),
     );

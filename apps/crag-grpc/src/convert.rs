@@ -28,6 +28,8 @@ pub(crate) fn query_params(m: pb::QueryRequest) -> QueryParams {
         use_rerank: m.use_rerank,
         source_prefix: non_empty(filters.source_prefix),
         kinds: filters.kinds,
+        languages: filters.languages,
+        symbol_kinds: filters.symbol_kinds,
         session_id: non_empty(m.session_id),
     }
 }
@@ -69,6 +71,7 @@ fn artifact(a: &Artifact) -> pb::Artifact {
             ArtifactOrigin::Web => "web",
             ArtifactOrigin::Gap => "gap",
             ArtifactOrigin::Session => "session",
+            ArtifactOrigin::Graph => "graph",
         }
         .to_owned(),
         keyword: leg(a.keyword),
@@ -79,6 +82,15 @@ fn artifact(a: &Artifact) -> pb::Artifact {
         rerank_probability: a.rerank.map(|r| r.probability),
         refined: a.refined,
         tokens: a.tokens as u32,
+        code: c.code.as_ref().map(|m| pb::CodeMeta {
+            language: m.language.clone(),
+            symbol: m.symbol.clone(),
+            symbol_kind: m.symbol_kind.as_str().to_owned(),
+            qualified: m.qualified.clone(),
+            signature: m.signature.clone(),
+            part: m.part,
+            parts: m.parts,
+        }),
     }
 }
 
@@ -184,6 +196,8 @@ pub(crate) fn ask_params(m: pb::AskRequest) -> crag_app::AskParams {
             use_rerank: None,
             source_prefix: non_empty(filters.source_prefix),
             kinds: filters.kinds,
+            languages: filters.languages,
+            symbol_kinds: filters.symbol_kinds,
             session_id: non_empty(m.session_id),
         },
         new_session: m.new_session,

@@ -172,6 +172,7 @@ async fn query_ingest_delete_stats_health_and_reflection() {
             filters: Some(Filters {
                 source_prefix: String::new(),
                 kinds: vec!["code".into()],
+                ..Filters::default()
             }),
             ..query("reciprocal rank fusion")
         })
@@ -180,6 +181,29 @@ async fn query_ingest_delete_stats_health_and_reflection() {
         .into_inner();
     assert_eq!(r.artifacts.len(), 1, "{r:?}");
     assert_eq!(r.artifacts[0].document_id, "src/fuse.rs");
+    let code = r.artifacts[0].code.as_ref().expect("code metadata");
+    assert_eq!(
+        (
+            code.language.as_str(),
+            code.symbol.as_str(),
+            code.symbol_kind.as_str()
+        ),
+        ("rust", "reciprocal_rank_fusion", "function")
+    );
+    assert_eq!(r.artifacts[0].id, "src/fuse.rs#reciprocal_rank_fusion");
+    let r = client
+        .query(QueryRequest {
+            use_crag: Some(false),
+            filters: Some(Filters {
+                languages: vec!["python".into()],
+                ..Filters::default()
+            }),
+            ..query("reciprocal rank fusion")
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.artifacts.is_empty(), "no python here: {r:?}");
 
     let r = client
         .delete_document(DeleteDocumentRequest {
@@ -346,10 +370,33 @@ async fn bad_inputs_get_clear_codes_and_lose_nothing() {
                 filters: Some(Filters {
                     source_prefix: String::new(),
                     kinds: vec!["pdf".into()],
+                    ..Filters::default()
                 }),
                 ..query("bread")
             },
             "unknown kind `pdf`",
+        ),
+        (
+            "unknown language",
+            QueryRequest {
+                filters: Some(Filters {
+                    languages: vec!["cobol".into()],
+                    ..Filters::default()
+                }),
+                ..query("bread")
+            },
+            "unknown language `cobol`",
+        ),
+        (
+            "unknown symbol kind",
+            QueryRequest {
+                filters: Some(Filters {
+                    symbol_kinds: vec!["lambda".into()],
+                    ..Filters::default()
+                }),
+                ..query("bread")
+            },
+            "unknown kind `lambda`",
         ),
         (
             "bad session id",
@@ -365,6 +412,7 @@ async fn bad_inputs_get_clear_codes_and_lose_nothing() {
                 filters: Some(Filters {
                     source_prefix: "a\u{1}".into(),
                     kinds: vec![],
+                    ..Filters::default()
                 }),
                 ..query("bread")
             },
@@ -624,6 +672,48 @@ async fn ask_and_sessions_over_grpc() {
     ] {
         let e = client.ask(bad).await.unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    }
+    s.shutdown().await;
+}
+
+/// The RPCs of `crag.v1.Crag`, read from the proto: an RPC added without authentication fails
+/// [`every_rpc_needs_a_token`].
+fn declared_rpcs() -> Vec<String> {
+    include_str!("../../../proto/crag/v1/crag.proto")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("rpc "))
+        .filter_map(|l| l.split('(').next())
+        .map(|name| name.trim().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn every_rpc_needs_a_token() {
+    let rpcs = declared_rpcs();
+    assert!(rpcs.len() >= 9, "the RPC list was not read: {rpcs:?}");
+    let s = server(|_| {}, &[TOKEN]).await;
+    for rpc in &rpcs {
+        let mut grpc = tonic::client::Grpc::new(s.channel().await);
+        grpc.ready().await.unwrap();
+        let path = format!("/crag.v1.Crag/{rpc}").parse().unwrap();
+        // An empty message, sent as a stream of one: valid for every kind of RPC.
+        let mut request = Request::new(tokio_stream::iter(vec![Vec::<u8>::new()]));
+        request.metadata_mut().insert(
+            "authorization",
+            MetadataValue::try_from("Bearer not-the-token-0000000000").unwrap(),
+        );
+        let status = match grpc.streaming(request, path, RawCodec).await {
+            Err(status) => status,
+            Ok(response) => match response.into_inner().message().await {
+                Err(status) => status,
+                Ok(message) => panic!("{rpc} answered without a valid token: {message:?}"),
+            },
+        };
+        assert_eq!(status.code(), Code::Unauthenticated, "{rpc}: {status:?}");
+        assert!(
+            !status.message().contains("not-the-token"),
+            "{rpc}: the token never appears in an error: {status:?}"
+        );
     }
     s.shutdown().await;
 }

@@ -743,3 +743,73 @@ async fn ask_streams_passes_as_server_sent_events() {
     let (status, _) = send(&app, bad).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+/// Every `.route(...)` of the router's source, with its methods: a route added without
+/// authentication fails [`every_route_but_health_needs_a_token`].
+fn declared_routes() -> Vec<(String, Method)> {
+    let source = include_str!("../src/lib.rs");
+    let mut routes = Vec::new();
+    for line in source.lines().map(str::trim) {
+        let Some(rest) = line.strip_prefix(".route(\"") else {
+            continue;
+        };
+        let Some((path, handlers)) = rest.split_once('"') else {
+            continue;
+        };
+        for (name, method) in [
+            ("get(", Method::GET),
+            ("post(", Method::POST),
+            ("delete(", Method::DELETE),
+            ("put(", Method::PUT),
+            ("patch(", Method::PATCH),
+        ] {
+            if handlers.contains(name) {
+                routes.push((path.to_owned(), method));
+            }
+        }
+    }
+    routes
+}
+
+#[tokio::test]
+async fn every_route_but_health_needs_a_token() {
+    let routes = declared_routes();
+    assert!(
+        routes.len() >= 12,
+        "the route list was not read: {routes:?}"
+    );
+    let app = app(|_| {}, &[TOKEN]).await;
+    let openapi = send(&app, {
+        let mut r = get("/openapi.json");
+        r.headers_mut().insert(
+            header::AUTHORIZATION,
+            format!("Bearer {TOKEN}").parse().unwrap(),
+        );
+        r
+    })
+    .await
+    .1;
+    for (path, method) in &routes {
+        // The documented path of a route: axum's `{*id}` is OpenAPI's `{id}`.
+        let documented = path.replace("{*", "{");
+        assert!(
+            openapi["paths"][&documented][method.as_str().to_lowercase()].is_object(),
+            "{method} {documented} is not in openapi.json"
+        );
+        let uri = path
+            .replace("{*id}", "docs/x.md")
+            .replace("{id}", "0123456789abcdef0123456789abcdef");
+        let request = json_request(method.clone(), &uri, "{}");
+        let (status, body) = send(&app, request).await;
+        if ["/healthz", "/readyz"].contains(&path.as_str()) {
+            assert_eq!(status, StatusCode::OK, "{method} {path}: {body}");
+        } else {
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path}: {body}");
+            assert_eq!(body["error"]["code"], "unauthenticated", "{method} {path}");
+            assert!(
+                !body.to_string().contains(TOKEN),
+                "the token never appears in an error: {body}"
+            );
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Request checks shared by the HTTP and gRPC apps: wire values (already decoded into plain
 //! Rust values by each app) become domain requests, or an [`Invalid`] naming the field.
 
-use crag_core::{ChunkFilter, ChunkKind, Document, DocumentId, Query, TopK};
+use crag_core::{ChunkFilter, ChunkKind, Document, DocumentId, Query, SymbolKind, TopK};
 use crag_engine::QueryRequest;
 
 use crag_config::LimitsSection;
@@ -44,6 +44,11 @@ pub struct QueryParams {
     pub source_prefix: Option<String>,
     /// Keep only these kinds (`prose`, `code`, `web`).
     pub kinds: Vec<String>,
+    /// Keep only code chunks in these languages (`rust`, `python`, `typescript`, `tsx`,
+    /// `javascript`, `go`).
+    pub languages: Vec<String>,
+    /// Keep only code chunks defining these kinds of symbol (`function`, `method`, `struct`...).
+    pub symbol_kinds: Vec<String>,
     /// Caller's session, echoed back.
     pub session_id: Option<String>,
 }
@@ -137,6 +142,36 @@ impl Limits {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let languages = p
+            .languages
+            .iter()
+            .map(|l| {
+                let known = ["rust", "python", "typescript", "tsx", "javascript", "go"];
+                if known.contains(&l.as_str()) {
+                    Ok(l.clone())
+                } else {
+                    Err(Invalid(format!(
+                        "filters.languages: unknown language `{}` (expected one of {})",
+                        l.escape_debug(),
+                        known.join(", ")
+                    )))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let symbol_kinds = p
+            .symbol_kinds
+            .iter()
+            .map(|k| {
+                k.parse::<SymbolKind>().map_err(|_| {
+                    let known: Vec<&str> = SymbolKind::ALL.iter().map(|k| k.as_str()).collect();
+                    Invalid(format!(
+                        "filters.symbolKinds: unknown kind `{}` (expected one of {})",
+                        k.escape_debug(),
+                        known.join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         if let Some(session) = &p.session_id {
             check_session_id(session)?;
         }
@@ -149,6 +184,8 @@ impl Limits {
         request.filter = ChunkFilter {
             source_prefix: p.source_prefix.clone().filter(|s| !s.is_empty()),
             kinds,
+            languages,
+            symbol_kinds,
             ..Default::default()
         };
         Ok(request)
@@ -270,10 +307,14 @@ mod tests {
                 use_crag: Some(false),
                 source_prefix: Some("src/".into()),
                 kinds: vec!["code".into()],
+                languages: vec!["rust".into()],
+                symbol_kinds: vec!["method".into()],
                 session_id: Some("abc-1".into()),
                 ..q("  how are results fused?  ")
             })
             .unwrap();
+        assert_eq!(r.filter.languages, vec!["rust".to_owned()]);
+        assert_eq!(r.filter.symbol_kinds, vec![SymbolKind::Method]);
         assert_eq!(r.query.as_str(), "how are results fused?");
         assert_eq!(r.top_k.get(), 5);
         assert_eq!(r.token_budget, Some(100));
@@ -316,6 +357,20 @@ mod tests {
                     ..q("x")
                 },
                 "tokenBudget",
+            ),
+            (
+                QueryParams {
+                    languages: vec!["cobol".into()],
+                    ..q("x")
+                },
+                "filters.languages: unknown language `cobol`",
+            ),
+            (
+                QueryParams {
+                    symbol_kinds: vec!["lambda".into()],
+                    ..q("x")
+                },
+                "filters.symbolKinds: unknown kind `lambda`",
             ),
             (
                 QueryParams {

@@ -13,7 +13,9 @@ mod sessions;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context as _, Result};
-use crag_engine::{CgragConfig, CragConfig, EngineConfig, Fusion, DEFAULT_KEYWORD_WEIGHT};
+use crag_engine::{
+    CgragConfig, CodeConfig, CragConfig, EngineConfig, Fusion, DEFAULT_KEYWORD_WEIGHT,
+};
 use serde::{Deserialize, Serialize};
 
 pub use env::{env_overrides, ENV_PREFIX};
@@ -47,6 +49,8 @@ pub struct Config {
     pub cgrag: CgragConfig,
     /// Where CGRAG sessions are kept.
     pub sessions: SessionsSection,
+    /// Code intelligence: syntax-aware chunks of source files, graph expansion of code results.
+    pub code: CodeConfig,
     /// Which evaluator judges retrievals, and its settings.
     pub evaluator: EvaluatorSection,
     /// Web search provider.
@@ -75,6 +79,7 @@ impl Default for Config {
             crag: CragConfig::default(),
             cgrag: CgragConfig::default(),
             sessions: SessionsSection::default(),
+            code: CodeConfig::default(),
             evaluator: EvaluatorSection::default(),
             web_search: WebSearchSection::default(),
             llm: None,
@@ -135,6 +140,7 @@ impl Config {
         self.crag.validate()?;
         self.cgrag.validate()?;
         self.sessions.validate()?;
+        self.code.validate()?;
         self.server.validate()?;
         self.limits.validate()?;
         self.auth.validate()?;
@@ -153,6 +159,7 @@ impl Config {
             leg_depth: self.retrieval.leg_depth,
             fusion: self.retrieval.fusion(),
             rrf_k: self.retrieval.rrf_k,
+            code: self.code,
             ..EngineConfig::default()
         }
     }

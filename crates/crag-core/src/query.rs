@@ -129,6 +129,14 @@ pub struct ChunkFilter {
     /// were not indexed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude_documents: Vec<crate::DocumentId>,
+    /// Keep code chunks in these languages (`rust`, `python`...); empty: every language.
+    /// Chunks without code metadata (prose, code cut into windows) do not pass a non-empty list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub languages: Vec<String>,
+    /// Keep code chunks defining these kinds of symbol; empty: every kind. Chunks without code
+    /// metadata do not pass a non-empty list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbol_kinds: Vec<crate::SymbolKind>,
 }
 
 impl ChunkFilter {
@@ -137,6 +145,13 @@ impl ChunkFilter {
         self.source_prefix.as_deref().is_none_or(str::is_empty)
             && self.kinds.is_empty()
             && self.exclude_documents.is_empty()
+            && !self.needs_code()
+    }
+
+    /// Whether the filter reads code metadata (languages or symbol kinds), which the symbol
+    /// index puts on chunks.
+    pub fn needs_code(&self) -> bool {
+        !self.languages.is_empty() || !self.symbol_kinds.is_empty()
     }
 
     /// Whether `chunk` passes the filter.
@@ -146,6 +161,16 @@ impl ChunkFilter {
             .is_none_or(|p| chunk.source.starts_with(p))
             && (self.kinds.is_empty() || self.kinds.contains(&chunk.kind))
             && !self.exclude_documents.contains(&chunk.document_id)
+            && (self.languages.is_empty()
+                || chunk
+                    .code
+                    .as_ref()
+                    .is_some_and(|c| self.languages.contains(&c.language)))
+            && (self.symbol_kinds.is_empty()
+                || chunk
+                    .code
+                    .as_ref()
+                    .is_some_and(|c| self.symbol_kinds.contains(&c.symbol_kind)))
     }
 }
 
@@ -198,6 +223,34 @@ mod filter_tests {
             ..ChunkFilter::default()
         };
         assert!(!without.is_empty() && !without.matches(&doc) && without.matches(&code));
+        let rust_fns = ChunkFilter {
+            languages: vec!["rust".into()],
+            symbol_kinds: vec![crate::SymbolKind::Function],
+            ..ChunkFilter::default()
+        };
+        assert!(rust_fns.needs_code() && !rust_fns.is_empty());
+        assert!(!rust_fns.matches(&code), "no code metadata: left out");
+        let meta = crate::CodeMeta {
+            language: "rust".into(),
+            symbol: "main".into(),
+            symbol_kind: crate::SymbolKind::Function,
+            qualified: "app::main".into(),
+            signature: "fn main()".into(),
+            part: 0,
+            parts: 1,
+        };
+        let typed = code.clone().with_code(meta.clone());
+        assert!(rust_fns.matches(&typed));
+        let python = code.clone().with_code(crate::CodeMeta {
+            language: "python".into(),
+            ..meta.clone()
+        });
+        assert!(!rust_fns.matches(&python));
+        let method = code.with_code(crate::CodeMeta {
+            symbol_kind: crate::SymbolKind::Method,
+            ..meta
+        });
+        assert!(!rust_fns.matches(&method));
     }
 }
 

@@ -4,10 +4,11 @@ use std::time::{Duration, Instant};
 use crag_core::{
     ChunkFilter, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK, WeightedTerm,
 };
-use crag_ports::{Embedder, KeywordIndex, PortResult, VectorIndex};
+use crag_ports::{Embedder, KeywordIndex, PortResult, SymbolIndex, VectorIndex};
 
 use crate::cgrag::CgragComponents;
 use crate::chunker::ChunkingConfig;
+use crate::code::{self, CodeConfig};
 use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
 use crate::fusion::{fuse, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
@@ -30,6 +31,8 @@ pub struct EngineConfig {
     /// Reciprocal-rank-fusion constant of the merges of several result lists (sub-queries,
     /// expanded queries), whatever `fusion` is.
     pub rrf_k: f32,
+    /// Syntax-aware chunking of source files and the expansion of code results.
+    pub code: CodeConfig,
 }
 
 impl Default for EngineConfig {
@@ -41,6 +44,7 @@ impl Default for EngineConfig {
                 keyword_weight: DEFAULT_KEYWORD_WEIGHT,
             },
             rrf_k: RRF_K,
+            code: CodeConfig::default(),
         }
     }
 }
@@ -115,6 +119,7 @@ pub struct Engine {
     embedder: Arc<dyn Embedder>,
     vectors: Arc<dyn VectorIndex>,
     keywords: Arc<dyn KeywordIndex>,
+    symbols: Option<Arc<dyn SymbolIndex>>,
     config: EngineConfig,
     crag: Arc<CragRuntime>,
     pub(crate) cgrag: Arc<CgragComponents>,
@@ -129,6 +134,7 @@ impl Engine {
         config: EngineConfig,
     ) -> Result<Self> {
         config.chunking.validate()?;
+        config.code.validate()?;
         if embedder.dimension() != vectors.dimension() {
             return Err(EngineError::InvalidInput(format!(
                 "embedder dimension {} differs from vector index dimension {}",
@@ -149,12 +155,30 @@ impl Engine {
             embedder,
             vectors,
             keywords,
+            symbols: None,
             config,
             crag: Arc::new(CragRuntime::new(CragComponents::heuristic(
                 CragConfig::default(),
             )?)?),
             cgrag: Arc::new(CgragComponents::default()),
         })
+    }
+
+    /// Keeps the symbols of ingested source files in `symbols` (definitions, references, code
+    /// metadata), which code lookups, gap detection and code filters read.
+    pub fn with_symbols(mut self, symbols: Arc<dyn SymbolIndex>) -> Self {
+        self.symbols = Some(symbols);
+        self
+    }
+
+    /// The symbol index, when one is configured.
+    pub fn symbol_index(&self) -> Option<&Arc<dyn SymbolIndex>> {
+        self.symbols.as_ref()
+    }
+
+    /// The engine's tunables.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
     }
 
     /// Replaces the CGRAG parts (gap detector, session store, config).
@@ -213,7 +237,9 @@ impl Engine {
             embedder: Arc::clone(&self.embedder),
             vectors: Arc::clone(&self.vectors),
             keywords: Arc::clone(&self.keywords),
+            symbols: self.symbols.clone(),
             chunking: self.config.chunking,
+            code: self.config.code,
         };
         ingestor.ingest(documents, skipped, scope, progress).await
     }
@@ -285,21 +311,13 @@ impl Engine {
         if !filter.is_empty() {
             depth = depth.saturating_mul(FILTER_OVERFETCH);
         }
-        let keep = |hits: PortResult<Vec<ScoredChunk>>| {
-            hits.map(|mut v| {
-                if !filter.is_empty() {
-                    v.retain(|h| filter.matches(&h.chunk));
-                }
-                v
-            })
-        };
         let keyword_leg = async {
             let t = Instant::now();
             let hits = match keyword_input {
                 KeywordInput::Text(text) => self.keywords.search(text, depth).await,
                 KeywordInput::Terms(terms) => self.keywords.search_terms(terms, depth).await,
             };
-            (keep(hits), t.elapsed())
+            (hits, t.elapsed())
         };
         let vector_leg = async {
             let t = Instant::now();
@@ -318,7 +336,7 @@ impl Engine {
                 Ok(None) => (Ok(Vec::new()), None),
                 Err(e) => (Err(e), None),
             };
-            (keep(hits), used, embed_time, t.elapsed())
+            (hits, used, embed_time, t.elapsed())
         };
         let ((keyword, keyword_time), (vector, query_vector, embed_time, vector_time)) =
             tokio::join!(keyword_leg, vector_leg);
@@ -337,10 +355,15 @@ impl Engine {
             }
             (Err(e), Err(_)) => return Err(e.into()),
         };
+        let (keyword, vector) = self.keep(keyword, vector, filter).await?;
         let vector_floor = vector.iter().map(|h| h.score).reduce(f32::min);
         let t = Instant::now();
         let hits = fuse(&keyword, &vector, self.config.fusion, top_k.get());
         let fusion = t.elapsed();
+        let mut hits = hits;
+        if let Some(symbols) = &self.symbols {
+            code::hydrate(symbols.as_ref(), hits.iter_mut().map(|h| &mut h.chunk)).await?;
+        }
         Ok(Retrieval {
             hits,
             timings: RetrievalTimings {
@@ -354,6 +377,36 @@ impl Engine {
             vector_floor,
             query_vector,
         })
+    }
+
+    /// Applies `filter` to both legs' candidates; code metadata is put on them first when the
+    /// filter reads it.
+    async fn keep(
+        &self,
+        mut keyword: Vec<ScoredChunk>,
+        mut vector: Vec<ScoredChunk>,
+        filter: &ChunkFilter,
+    ) -> Result<(Vec<ScoredChunk>, Vec<ScoredChunk>)> {
+        if filter.is_empty() {
+            return Ok((keyword, vector));
+        }
+        if filter.needs_code() {
+            if let Some(symbols) = &self.symbols {
+                let chunks = keyword.iter_mut().chain(vector.iter_mut());
+                code::hydrate(symbols.as_ref(), chunks.map(|h| &mut h.chunk)).await?;
+            }
+        }
+        keyword.retain(|h| filter.matches(&h.chunk));
+        vector.retain(|h| filter.matches(&h.chunk));
+        Ok((keyword, vector))
+    }
+
+    /// Puts code metadata on the code chunks of `hits` (when a symbol index is configured).
+    pub(crate) async fn hydrate_code(&self, hits: &mut [ScoredChunk]) -> Result<()> {
+        if let Some(symbols) = &self.symbols {
+            code::hydrate(symbols.as_ref(), hits.iter_mut().map(|h| &mut h.chunk)).await?;
+        }
+        Ok(())
     }
 
     /// Returns the keyword leg alone (BM25), best first.
@@ -380,6 +433,9 @@ impl Engine {
         }
         let ids = std::slice::from_ref(id);
         self.vectors.delete_documents(ids).await?;
+        if let Some(symbols) = &self.symbols {
+            symbols.delete_documents(ids).await?;
+        }
         self.keywords.delete_documents(ids).await?;
         crate::ingest::tidy_vectors(self.vectors.as_ref()).await;
         Ok(true)

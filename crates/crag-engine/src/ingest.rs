@@ -2,10 +2,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crag_core::{Chunk, Document, DocumentId};
-use crag_ports::{EmbeddedChunk, Embedder, KeywordIndex, VectorIndex};
+use crag_core::{Chunk, ChunkId, Document, DocumentId, FileSymbols};
+use crag_ports::{EmbeddedChunk, Embedder, KeywordIndex, SymbolIndex, VectorIndex};
 
 use crate::chunker::{chunk_document, ChunkingConfig};
+use crate::code::{syntax_chunks, CodeConfig};
 use crate::error::Result;
 use crate::sources::Skipped;
 
@@ -65,6 +66,11 @@ pub struct IngestReport {
     pub documents_deleted: usize,
     /// Chunks written to both indexes.
     pub chunks_written: usize,
+    /// Chunks embedded: written chunks whose text changed or is new. A changed document's
+    /// chunks with the same id and text as before keep their stored vectors.
+    pub chunks_embedded: usize,
+    /// Source files cut along their syntax (one chunk per definition).
+    pub syntax_files: usize,
     /// Files or records not ingested, with the reason.
     pub skipped: Vec<(String, String)>,
     /// Wall time of the run.
@@ -90,7 +96,15 @@ pub(crate) struct Ingestor {
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) vectors: Arc<dyn VectorIndex>,
     pub(crate) keywords: Arc<dyn KeywordIndex>,
+    pub(crate) symbols: Option<Arc<dyn SymbolIndex>>,
     pub(crate) chunking: ChunkingConfig,
+    pub(crate) code: CodeConfig,
+}
+
+/// The chunks of a batch of documents, and the symbols of its source files.
+struct Chunked {
+    chunks: Vec<Chunk>,
+    symbols: Vec<(DocumentId, FileSymbols)>,
 }
 
 impl Ingestor {
@@ -144,6 +158,9 @@ impl Ingestor {
             .collect();
         if !vanished.is_empty() {
             self.vectors.delete_documents(&vanished).await?;
+            if let Some(symbols) = &self.symbols {
+                symbols.delete_documents(&vanished).await?;
+            }
             self.keywords.delete_documents(&vanished).await?;
             report.documents_deleted = vanished.len();
         }
@@ -155,20 +172,34 @@ impl Ingestor {
                 .filter(|d| stored.contains_key(&d.id))
                 .map(|d| d.id.clone())
                 .collect();
-            let chunks = self.chunk_batch(batch.to_vec()).await?;
-            let texts: Vec<String> = chunks.iter().map(embedding_text).collect();
-            let vectors = self.embedder.embed(&texts).await?;
-            let records: Vec<EmbeddedChunk> = chunks
-                .iter()
-                .cloned()
-                .zip(vectors)
-                .map(|(chunk, vector)| EmbeddedChunk { chunk, vector })
-                .collect();
+            let Chunked { chunks, symbols } = self.chunk_batch(batch.to_vec()).await?;
+            report.syntax_files += symbols.len();
+            let (records, embedded) = self.embed_reusing(&chunks, &replaced).await?;
+            report.chunks_embedded += embedded;
             if !replaced.is_empty() {
                 self.vectors.delete_documents(&replaced).await?;
                 self.keywords.delete_documents(&replaced).await?;
             }
             self.vectors.upsert(&records).await?;
+            // Symbols before keywords: the keyword index is the catalogue of what is done, so
+            // an interrupted run redoes a document whose symbols may be missing.
+            if let Some(index) = &self.symbols {
+                let with_symbols: HashSet<&DocumentId> = symbols.iter().map(|(d, _)| d).collect();
+                for (document, file) in &symbols {
+                    index.replace_document(document, file).await?;
+                }
+                // A replaced source file that no longer parses loses its old symbols.
+                let replaced_code = batch.iter().filter(|d| {
+                    d.kind == crag_core::ChunkKind::Code
+                        && stored.contains_key(&d.id)
+                        && !with_symbols.contains(&d.id)
+                });
+                for document in replaced_code.map(|d| &d.id) {
+                    index
+                        .replace_document(document, &FileSymbols::default())
+                        .await?;
+                }
+            }
             self.keywords.upsert(&chunks).await?;
             report.chunks_written += chunks.len();
             progress.advance(batch.len(), chunks.len());
@@ -188,15 +219,88 @@ impl Ingestor {
         Ok(report)
     }
 
-    /// Tokenises and chunks documents on the blocking pool (tokenising is CPU work).
-    async fn chunk_batch(&self, docs: Vec<Document>) -> Result<Vec<Chunk>> {
+    /// Embeds `chunks`, reusing the stored vector of a chunk of a `replaced` document whose id
+    /// and embedded text are unchanged; returns the records and how many chunks were embedded.
+    async fn embed_reusing(
+        &self,
+        chunks: &[Chunk],
+        replaced: &[DocumentId],
+    ) -> Result<(Vec<EmbeddedChunk>, usize)> {
+        let mut reusable: HashMap<ChunkId, Vec<f32>> = HashMap::new();
+        if !replaced.is_empty() {
+            let mut before: HashMap<ChunkId, String> = HashMap::new();
+            for document in replaced {
+                for chunk in self.keywords.document_chunks(document).await? {
+                    before.insert(chunk.id.clone(), embedding_text(&chunk));
+                }
+            }
+            let same: Vec<ChunkId> = chunks
+                .iter()
+                .filter(|c| before.get(&c.id) == Some(&embedding_text(c)))
+                .map(|c| c.id.clone())
+                .collect();
+            if !same.is_empty() {
+                reusable = self.vectors.vectors(&same).await?.into_iter().collect();
+            }
+        }
+        let fresh: Vec<&Chunk> = chunks
+            .iter()
+            .filter(|c| !reusable.contains_key(&c.id))
+            .collect();
+        let texts: Vec<String> = fresh.iter().map(|c| embedding_text(c)).collect();
+        let mut vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            self.embedder.embed(&texts).await?
+        }
+        .into_iter();
+        let embedded = fresh.len();
+        let mut records = Vec::with_capacity(chunks.len());
+        for chunk in chunks {
+            let vector = match reusable.remove(&chunk.id) {
+                Some(v) => v,
+                None => vectors.next().ok_or_else(|| {
+                    crag_ports::PortError::internal(
+                        "embedder returned fewer vectors than texts",
+                        std::io::Error::other("short embedding batch"),
+                    )
+                })?,
+            };
+            records.push(EmbeddedChunk {
+                chunk: chunk.clone(),
+                vector,
+            });
+        }
+        Ok((records, embedded))
+    }
+
+    /// Tokenises and chunks documents on the blocking pool (tokenising and parsing are CPU
+    /// work): source files of a known language along their syntax, the rest in token windows.
+    async fn chunk_batch(&self, docs: Vec<Document>) -> Result<Chunked> {
         let embedder = Arc::clone(&self.embedder);
         let config = self.chunking;
-        tokio::task::spawn_blocking(move || -> Result<Vec<Chunk>> {
-            let mut out = Vec::new();
+        let syntax = self.code.syntax_chunks;
+        tokio::task::spawn_blocking(move || -> Result<Chunked> {
+            let mut out = Chunked {
+                chunks: Vec::new(),
+                symbols: Vec::new(),
+            };
+            let count = |text: &str| {
+                embedder
+                    .token_spans(text)
+                    .map(|spans| spans.len())
+                    .unwrap_or_else(|_| text.len() / 4 + 1)
+            };
             for doc in &docs {
+                if syntax {
+                    if let Some(cut) = syntax_chunks(doc, config.chunk_tokens, &count) {
+                        out.chunks.extend(cut.chunks);
+                        out.symbols.push((doc.id.clone(), cut.symbols));
+                        continue;
+                    }
+                }
                 let spans = embedder.token_spans(&doc.text)?;
-                out.extend(chunk_document(doc, &spans, config)?);
+                out.chunks.extend(chunk_document(doc, &spans, config)?);
             }
             Ok(out)
         })

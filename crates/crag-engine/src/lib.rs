@@ -6,6 +6,7 @@
 
 pub mod cgrag;
 mod chunker;
+mod code;
 mod crag;
 mod engine;
 mod error;
@@ -18,6 +19,7 @@ pub use cgrag::{
     GapResolution, LlmGapDetector, PassReport, StopReason,
 };
 pub use chunker::{chunk_document, ChunkingConfig};
+pub use code::CodeConfig;
 pub use crag::{
     pseudo_query, Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig,
     CragMetrics, EvaluationInput, ExpansionStrategy, FailMode, HeuristicRelevance, LlmRelevance,

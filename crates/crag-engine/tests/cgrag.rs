@@ -219,7 +219,7 @@ async fn unparseable_replies_count_as_no_gaps() {
 
 #[tokio::test]
 async fn without_a_model_the_loop_runs_llm_free() {
-    let e = engine_with(Arc::new(CodeGapDetector), None).await;
+    let e = engine_with(Arc::new(CodeGapDetector::lexical()), None).await;
     let o = e.ask(&ask("def login request verify_user")).await.unwrap();
     assert!(o.answer.is_none(), "no model, no answer");
     assert_eq!(o.detector, "code");
@@ -279,7 +279,7 @@ async fn sessions_cache_context_and_remember_what_does_not_exist() {
 
 #[tokio::test]
 async fn a_session_id_needs_a_session_store() {
-    let e = engine_with(Arc::new(CodeGapDetector), None).await;
+    let e = engine_with(Arc::new(CodeGapDetector::lexical()), None).await;
     let err = e
         .ask(&AskRequest {
             session: Some(SessionId::from_bits(1)),

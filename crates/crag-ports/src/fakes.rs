@@ -108,6 +108,29 @@ impl KeywordIndex for InMemoryKeywordIndex {
         }
         Ok(docs.into_values().collect())
     }
+
+    async fn get(&self, ids: &[crag_core::ChunkId]) -> PortResult<Vec<Chunk>> {
+        let map = lock(&self.chunks);
+        Ok(ids
+            .iter()
+            .filter_map(|id| map.get(id.as_str()).cloned())
+            .collect())
+    }
+
+    async fn document_chunks(&self, document: &DocumentId) -> PortResult<Vec<Chunk>> {
+        let mut chunks: Vec<Chunk> = lock(&self.chunks)
+            .values()
+            .filter(|c| &c.document_id == document)
+            .cloned()
+            .collect();
+        chunks.sort_by(|a, b| {
+            a.span
+                .byte_start
+                .cmp(&b.span.byte_start)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(chunks)
+    }
 }
 
 impl InMemoryKeywordIndex {

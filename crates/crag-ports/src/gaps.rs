@@ -34,6 +34,9 @@ pub struct GapReport {
     pub warnings: Vec<String>,
     /// Tokens of the prompt and of the reply, when a model was called (estimates).
     pub tokens: u32,
+    /// Names the context uses that the corpus is known not to hold (standard library,
+    /// external packages): not gaps to search for, they join the session's not-found set.
+    pub external: Vec<String>,
 }
 
 /// Says what a question's context lacks.

@@ -1,7 +1,7 @@
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use crag_core::{Chunk, DocumentId, ScoredChunk, WeightedTerm};
+use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk, WeightedTerm};
 
 use crate::PortResult;
 
@@ -47,4 +47,11 @@ pub trait KeywordIndex: Debug + Send + Sync + 'static {
 
     /// Lists the stored documents with their content hashes.
     async fn documents(&self) -> PortResult<Vec<DocumentEntry>>;
+
+    /// The stored chunks with these ids, in the order asked; ids not stored are left out.
+    async fn get(&self, ids: &[ChunkId]) -> PortResult<Vec<Chunk>>;
+
+    /// Every stored chunk of `document`, by position (byte start, then chunk id); empty when
+    /// the document is not stored.
+    async fn document_chunks(&self, document: &DocumentId) -> PortResult<Vec<Chunk>>;
 }

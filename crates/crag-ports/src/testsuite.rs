@@ -81,6 +81,47 @@ fn ids(hits: &[crag_core::ScoredChunk]) -> Vec<&str> {
     hits.iter().map(|h| h.chunk.id.as_str()).collect()
 }
 
+/// Chunks are read back by id and by document.
+async fn get_contract(index: &dyn KeywordIndex, chunks: &[Chunk]) {
+    let wanted = [
+        chunks[2].id.clone(),
+        ChunkId::new("missing.md#0").expect("id"),
+        chunks[0].id.clone(),
+    ];
+    let got = index.get(&wanted).await.expect("get");
+    assert_eq!(
+        got,
+        vec![chunks[2].clone(), chunks[0].clone()],
+        "get keeps the order asked"
+    );
+    assert!(index.get(&[]).await.expect("get none").is_empty());
+    let document = chunks[0].document_id.clone();
+    let mut expected: Vec<Chunk> = chunks
+        .iter()
+        .filter(|c| c.document_id == document)
+        .cloned()
+        .collect();
+    expected.sort_by(|a, b| {
+        a.span
+            .byte_start
+            .cmp(&b.span.byte_start)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    assert_eq!(
+        index
+            .document_chunks(&document)
+            .await
+            .expect("document chunks"),
+        expected
+    );
+    let absent = DocumentId::new("absent.md").expect("id");
+    assert!(index
+        .document_chunks(&absent)
+        .await
+        .expect("absent")
+        .is_empty());
+}
+
 /// Runs the keyword-index contract against an empty `index`.
 pub async fn keyword_index_suite(index: &dyn KeywordIndex) {
     assert_eq!(
@@ -115,6 +156,7 @@ pub async fn keyword_index_suite(index: &dyn KeywordIndex) {
     );
     assert!(hits.iter().all(|h| h.score.is_finite() && h.score > 0.0));
     assert_eq!(hits[0].chunk, chunks[2], "stored chunk must round-trip");
+    get_contract(index, &chunks).await;
 
     // Titles are searched too.
     let hits = index.search("orbital", 10).await.expect("search title");

@@ -1,6 +1,6 @@
 //! The keyword index over an on-disk Tantivy index.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -10,7 +10,7 @@ use crag_core::{ChunkId, DocumentId, ScoredChunk, WeightedTerm};
 use crag_ports::{DocumentEntry, ErrorKind, KeywordIndex, PortError, PortResult};
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
@@ -220,6 +220,50 @@ impl Inner {
         usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
     }
 
+    /// The stored chunks matching any of `terms` (chunk or document terms).
+    fn chunks_matching(&self, terms: Vec<Term>) -> PortResult<Vec<crag_core::Chunk>> {
+        const MESSAGE: &str = "failed to read keyword index chunks";
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let live = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
+        if live == 0 {
+            return Ok(Vec::new());
+        }
+        let query = TermSetQuery::new(terms);
+        let hits = searcher
+            .search(&query, &TopDocs::with_limit(live).order_by_score())
+            .map_err(port_error(MESSAGE))?;
+        hits.into_iter()
+            .map(|(_, address)| {
+                let doc: TantivyDocument = searcher.doc(address).map_err(port_error(MESSAGE))?;
+                self.fields.chunk_of(&doc)
+            })
+            .collect()
+    }
+
+    fn get(&self, ids: &[ChunkId]) -> PortResult<Vec<crag_core::Chunk>> {
+        let terms = ids.iter().map(|id| self.fields.chunk_term(id)).collect();
+        let mut found: HashMap<ChunkId, crag_core::Chunk> = self
+            .chunks_matching(terms)?
+            .into_iter()
+            .map(|c| (c.id.clone(), c))
+            .collect();
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
+    fn document_chunks(&self, document: &DocumentId) -> PortResult<Vec<crag_core::Chunk>> {
+        let mut chunks = self.chunks_matching(vec![self.fields.document_term(document)])?;
+        chunks.sort_by(|a, b| {
+            a.span
+                .byte_start
+                .cmp(&b.span.byte_start)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(chunks)
+    }
+
     fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
         const MESSAGE: &str = "failed to list keyword index documents";
         // Per document: its lowest chunk id, whose content hash is reported, and the entry.
@@ -338,5 +382,19 @@ impl KeywordIndex for TantivyKeywordIndex {
 
     async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
         self.blocking(Inner::documents).await
+    }
+
+    async fn get(&self, ids: &[ChunkId]) -> PortResult<Vec<crag_core::Chunk>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = ids.to_vec();
+        self.blocking(move |inner| inner.get(&ids)).await
+    }
+
+    async fn document_chunks(&self, document: &DocumentId) -> PortResult<Vec<crag_core::Chunk>> {
+        let document = document.clone();
+        self.blocking(move |inner| inner.document_chunks(&document))
+            .await
     }
 }

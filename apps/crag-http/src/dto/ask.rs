@@ -41,6 +41,8 @@ impl From<AskBody> for AskParams {
                 use_rerank: None,
                 source_prefix: b.filters.source_prefix,
                 kinds: b.filters.kinds,
+                languages: b.filters.languages,
+                symbol_kinds: b.filters.symbol_kinds,
                 session_id: b.session_id,
             },
             new_session: b.new_session,

@@ -10,7 +10,7 @@ pub use ask::{
 };
 
 use crag_app::{DocumentParams, QueryParams};
-use crag_core::{LegHit, TopK};
+use crag_core::{CodeMeta, LegHit, TopK};
 use crag_engine::{Artifact, ArtifactOrigin, EngineStats, QueryOutcome, QueryTimings};
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +51,13 @@ pub struct Filters {
     /// Keep these kinds (`prose`, `code`, `web`).
     #[serde(default)]
     pub kinds: Vec<String>,
+    /// Keep code chunks in these languages (`rust`, `python`, `typescript`, `tsx`,
+    /// `javascript`, `go`).
+    #[serde(default)]
+    pub languages: Vec<String>,
+    /// Keep code chunks defining these kinds of symbol (`function`, `method`, `struct`...).
+    #[serde(default)]
+    pub symbol_kinds: Vec<String>,
 }
 
 impl From<QueryBody> for QueryParams {
@@ -64,6 +71,8 @@ impl From<QueryBody> for QueryParams {
             use_rerank: b.use_rerank,
             source_prefix: b.filters.source_prefix,
             kinds: b.filters.kinds,
+            languages: b.filters.languages,
+            symbol_kinds: b.filters.symbol_kinds,
             session_id: b.session_id,
         }
     }
@@ -291,7 +300,35 @@ struct ResultOutput<'a> {
     web_rank: Option<usize>,
     refined: bool,
     tokens: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<CodeOutput<'a>>,
     text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CodeOutput<'a> {
+    language: &'a str,
+    symbol: &'a str,
+    symbol_kind: &'a str,
+    qualified: &'a str,
+    signature: &'a str,
+    part: u32,
+    parts: u32,
+}
+
+impl<'a> From<&'a CodeMeta> for CodeOutput<'a> {
+    fn from(m: &'a CodeMeta) -> Self {
+        Self {
+            language: &m.language,
+            symbol: &m.symbol,
+            symbol_kind: m.symbol_kind.as_str(),
+            qualified: &m.qualified,
+            signature: &m.signature,
+            part: m.part,
+            parts: m.parts,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -384,6 +421,7 @@ fn result(rank: usize, a: &Artifact) -> ResultOutput<'_> {
         web_rank: a.web_rank,
         refined: a.refined,
         tokens: a.tokens,
+        code: c.code.as_ref().map(CodeOutput::from),
         text: &c.text,
     }
 }

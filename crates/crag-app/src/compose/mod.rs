@@ -16,11 +16,15 @@ use crag_engine::{
 use crag_expansion::SynonymTable;
 use crag_lancedb::{AnnPolicy, LanceVectorIndex};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
-use crag_ports::{GapDetector, SessionStore};
+use crag_ports::{GapDetector, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
+use crag_symbols::SqliteSymbolIndex;
 use crag_tantivy::TantivyKeywordIndex;
 
 pub use registry::{evaluator, language_model, reranker, web_search};
+
+/// File of the symbol index, in the data directory.
+pub const SYMBOLS_FILE: &str = "symbols.sqlite";
 
 /// Name of the LanceDB table holding chunk vectors.
 pub const VECTOR_TABLE: &str = "chunks";
@@ -60,8 +64,8 @@ pub fn components(config: &Config) -> Result<CragComponents> {
     Ok(parts)
 }
 
-/// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB) on `data_dir` / `vectors_uri`
-/// without the Corrective RAG adapters (the engine's defaults).
+/// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB, the SQLite symbol index) on
+/// `data_dir` / `vectors_uri` without the Corrective RAG adapters (the engine's defaults).
 pub async fn open_indexes(
     config: &Config,
     data_dir: &Path,
@@ -80,12 +84,17 @@ pub async fn open_indexes(
     let vectors = LanceVectorIndex::open(vectors_uri, VECTOR_TABLE, dimension)
         .await?
         .with_ann(ann_policy(&config.vector_index));
+    let symbols_path = data_dir.join(SYMBOLS_FILE);
+    let symbols = SqliteSymbolIndex::open(&symbols_path)
+        .await
+        .with_context(|| format!("cannot open the symbol index {}", symbols_path.display()))?;
     Ok(Engine::new(
         Arc::new(embedder),
         Arc::new(vectors),
         Arc::new(keywords),
         engine,
-    )?)
+    )?
+    .with_symbols(Arc::new(symbols)))
 }
 
 /// The session store of `[sessions]`, if any.
@@ -115,8 +124,12 @@ pub async fn session_store(config: &Config) -> Result<Option<Arc<dyn SessionStor
     })
 }
 
-/// The CGRAG parts: the gap detector `cgrag.detector` names and the session store.
-pub async fn cgrag(config: &Config) -> Result<CgragComponents> {
+/// The CGRAG parts: the gap detector `cgrag.detector` names (the LLM-free one reads
+/// `symbols` when given) and the session store.
+pub async fn cgrag(
+    config: &Config,
+    symbols: Option<Arc<dyn SymbolIndex>>,
+) -> Result<CgragComponents> {
     let llm = config.llm.as_ref().map(language_model).transpose()?;
     let section = &config.cgrag;
     let llm_detector = |model| -> Arc<dyn GapDetector> {
@@ -127,7 +140,10 @@ pub async fn cgrag(config: &Config) -> Result<CgragComponents> {
         ))
     };
     let detector: Arc<dyn GapDetector> = match (section.detector, llm) {
-        (DetectorKind::Code, _) | (DetectorKind::Auto, None) => Arc::new(CodeGapDetector),
+        (DetectorKind::Code, _) | (DetectorKind::Auto, None) => Arc::new(match symbols {
+            Some(symbols) => CodeGapDetector::with_symbols(symbols),
+            None => CodeGapDetector::lexical(),
+        }),
         (DetectorKind::Auto | DetectorKind::Llm, Some(model)) => llm_detector(model),
         (DetectorKind::Llm, None) => {
             bail!("cgrag.detector = \"llm\" needs an [llm] section (base_url, model)")
@@ -157,7 +173,6 @@ pub fn spawn_session_sweeper(
 /// configured adapter wired in.
 pub async fn engine(config: &Config) -> Result<Engine> {
     let parts = components(config)?;
-    let cgrag = cgrag(config).await?;
     let engine = open_indexes(
         config,
         &config.data_dir,
@@ -165,6 +180,7 @@ pub async fn engine(config: &Config) -> Result<Engine> {
         config.engine_config(),
     )
     .await?;
+    let cgrag = cgrag(config, engine.symbol_index().cloned()).await?;
     Ok(engine.with_crag(parts)?.with_cgrag(cgrag)?)
 }
 

@@ -201,13 +201,26 @@ impl Engine {
                 parsed,
                 warnings: detector_warnings,
                 tokens,
+                external,
                 ..
             } = report;
+            // Names the corpus does not define: known missing from now on, never searched.
+            let mut skipped = Vec::new();
+            for name in external {
+                let key = gap_key(&name);
+                if key.is_empty() || !identified.insert(key.clone()) {
+                    continue;
+                }
+                unresolved += 1;
+                if not_found.insert(key.clone()) {
+                    new_not_found.push(key);
+                }
+                skipped.push(name);
+            }
             model_tokens = model_tokens.saturating_add(tokens);
             if written.is_some() {
                 answer = written;
             }
-            let mut skipped = Vec::new();
             let mut pending = Vec::new();
             let mut keys = HashSet::new();
             for gap in &gaps {
@@ -217,12 +230,12 @@ impl Engine {
                 }
                 identified.insert(key.clone());
                 if not_found.contains(&key) {
+                    unresolved += 1;
                     skipped.push(gap.clone());
                 } else {
                     pending.push(gap.clone());
                 }
             }
-            unresolved += skipped.len();
             passes.push(PassReport {
                 pass,
                 retrieved: std::mem::take(&mut retrieved),
@@ -235,7 +248,7 @@ impl Engine {
                 detect,
             });
             observer(&passes[passes.len() - 1]);
-            if gaps.is_empty() {
+            if gaps.is_empty() && passes[passes.len() - 1].skipped.is_empty() {
                 break StopReason::NoGaps;
             }
             if pending.is_empty() {

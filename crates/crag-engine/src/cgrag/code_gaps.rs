@@ -6,8 +6,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
-use crag_ports::{ContextItem, GapDetector, GapReport, PortResult};
+use crag_ports::{ContextItem, GapDetector, GapReport, PortResult, SymbolIndex};
+
+use super::symbol_gaps::symbol_gaps;
 
 /// Most gaps named per pass.
 const MAX_GAPS: usize = 5;
@@ -319,9 +323,33 @@ pub fn code_gaps(context: &[ContextItem], known_missing: &[String]) -> Vec<Strin
         .collect()
 }
 
-/// [`GapDetector`] without a language model: undefined names in code context.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct CodeGapDetector;
+/// Whether `name` is a language built-in or keyword, never worth fetching.
+pub(crate) fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name)
+}
+
+/// [`GapDetector`] without a language model: names used in the code context and defined
+/// nowhere in it. With a symbol index it reads the symbol graph (references and definitions
+/// of the context's chunks, names the corpus does not define reported as external); without
+/// one, or for context the index does not know, it reads the text.
+#[derive(Debug, Default, Clone)]
+pub struct CodeGapDetector {
+    symbols: Option<Arc<dyn SymbolIndex>>,
+}
+
+impl CodeGapDetector {
+    /// A detector reading the text of the context only.
+    pub fn lexical() -> Self {
+        Self { symbols: None }
+    }
+
+    /// A detector reading the symbol graph of `symbols`.
+    pub fn with_symbols(symbols: Arc<dyn SymbolIndex>) -> Self {
+        Self {
+            symbols: Some(symbols),
+        }
+    }
+}
 
 #[async_trait]
 impl GapDetector for CodeGapDetector {
@@ -339,13 +367,21 @@ impl GapDetector for CodeGapDetector {
         context: &[ContextItem],
         known_missing: &[String],
     ) -> PortResult<GapReport> {
+        if let Some(symbols) = &self.symbols {
+            let found = symbol_gaps(symbols.as_ref(), context, known_missing, MAX_GAPS).await?;
+            if found.known {
+                return Ok(GapReport {
+                    gaps: found.gaps,
+                    external: found.external,
+                    parsed: true,
+                    ..GapReport::default()
+                });
+            }
+        }
         Ok(GapReport {
-            answer: None,
             gaps: code_gaps(context, known_missing),
-            useful_ids: Vec::new(),
             parsed: true,
-            warnings: Vec::new(),
-            tokens: 0,
+            ..GapReport::default()
         })
     }
 }

@@ -91,6 +91,7 @@ impl GapDetector for LlmGapDetector {
             parsed: parsed.format != Format::Unparsed,
             warnings: parsed.warnings,
             tokens,
+            external: Vec::new(),
         })
     }
 }

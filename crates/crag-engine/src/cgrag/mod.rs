@@ -13,6 +13,7 @@ pub mod citations;
 pub mod code_gaps;
 mod config;
 mod llm;
+mod symbol_gaps;
 mod targeted;
 
 use std::sync::Arc;
@@ -42,7 +43,7 @@ pub struct CgragComponents {
 impl Default for CgragComponents {
     fn default() -> Self {
         Self {
-            detector: Arc::new(CodeGapDetector),
+            detector: Arc::new(CodeGapDetector::lexical()),
             sessions: None,
             config: CgragConfig::default(),
         }

@@ -1,12 +1,14 @@
-//! Pass 2+: the retrieval of one gap. Specific gaps (a symbol, a qualified name, a path) are
-//! looked up by BM25 over the symbol's name and kept only where the chunk holds the name (a
-//! definition first) or the path; fuzzy gaps take the vector leg's top k. A gap whose
+//! Pass 2+: the retrieval of one gap. Specific gaps (a symbol, a qualified name, a name in a
+//! path) are looked up in the symbol index first (their definitions' chunks); failing that, or
+//! without a symbol index, by BM25 over the symbol's name, kept only where the chunk holds the
+//! name (a definition first) or the path; fuzzy gaps take the vector leg's top k. A gap whose
 //! retrieval adds nothing new is not found.
 
 use std::collections::HashSet;
 
-use crag_core::{Chunk, Query, ScoredChunk, TopK};
+use crag_core::{Chunk, ChunkId, Query, ScoredChunk, TopK};
 use crag_gaps::{classify_gap, GapQuery};
+use crag_ports::SymbolLookup;
 
 use crate::crag::{Artifact, ArtifactOrigin};
 use crate::engine::Engine;
@@ -72,6 +74,36 @@ fn artifact(hit: ScoredChunk, engine: &Engine) -> Artifact {
         refined: false,
         tokens,
     }
+}
+
+/// The chunks defining what `lookup` names, from the symbol index (none without one), leaving
+/// out `known` chunks; at most `top_k`.
+async fn definitions(
+    engine: &Engine,
+    lookup: &SymbolLookup,
+    known: &HashSet<String>,
+    top_k: usize,
+) -> Result<Vec<ScoredChunk>> {
+    let Some(symbols) = engine.symbol_index() else {
+        return Ok(Vec::new());
+    };
+    let found = symbols.lookup(lookup, top_k.saturating_mul(4)).await?;
+    let mut ids: Vec<ChunkId> = Vec::new();
+    for symbol in found {
+        if !known.contains(symbol.chunk_id.as_str()) && !ids.contains(&symbol.chunk_id) {
+            ids.push(symbol.chunk_id);
+        }
+    }
+    ids.truncate(top_k);
+    let mut hits: Vec<ScoredChunk> = engine
+        .keyword_index()
+        .get(&ids)
+        .await?
+        .into_iter()
+        .map(|chunk| ScoredChunk { chunk, score: 1.0 })
+        .collect();
+    engine.hydrate_code(&mut hits).await?;
+    Ok(hits)
 }
 
 /// Retrieves `gap`: how it was looked up, and the new artifacts (not in `known`), best first,
@@ -141,6 +173,21 @@ pub(crate) async fn retrieve_gap(
                 }
                 _ => unreachable!("matched above"),
             };
+            let lookup = match (&path, context.is_empty()) {
+                (Some(path), _) => SymbolLookup::NameInPath {
+                    name: name.clone(),
+                    path: path.trim_start_matches("./").to_owned(),
+                },
+                (None, true) => SymbolLookup::Name(name.clone()),
+                (None, false) => SymbolLookup::Qualified(format!("{}::{name}", context.join("::"))),
+            };
+            let defined = definitions(engine, &lookup, known, top_k).await?;
+            if !defined.is_empty() {
+                return Ok((
+                    "symbol_index",
+                    defined.into_iter().map(|h| artifact(h, engine)).collect(),
+                ));
+            }
             let Ok(q) = Query::new(&name) else {
                 return Ok(("symbol", Vec::new()));
             };
@@ -181,6 +228,8 @@ pub(crate) async fn retrieve_gap(
             )
         }
     };
+    let mut hits = hits;
+    engine.hydrate_code(&mut hits).await?;
     Ok((
         lookup,
         hits.into_iter().map(|h| artifact(h, engine)).collect(),

@@ -23,6 +23,8 @@ pub enum ArtifactOrigin {
     Gap,
     /// A CGRAG session's cached context.
     Session,
+    /// A definition a code result uses, reached through the symbol graph.
+    Graph,
 }
 
 /// One piece of context returned by a query.

@@ -69,6 +69,28 @@ impl Engine {
             }
         }
 
+        let code = self.config().code;
+        if let (Some(symbols), true) = (self.symbol_index(), code.expand_depth > 0) {
+            let t = Instant::now();
+            let added = crate::code::expand_with_definitions(
+                self,
+                symbols.as_ref(),
+                &mut artifacts,
+                code.expand_depth,
+                code.expand_budget,
+            )
+            .await?;
+            if added > 0 {
+                run.corrections.push(Correction::new(
+                    CorrectionKind::Keep,
+                    format!(
+                        "{added} definitions used by the code results added from the symbol graph"
+                    ),
+                ));
+            }
+            run.timings.add(Stage::Expand, t.elapsed());
+        }
+
         let t = Instant::now();
         for a in &mut artifacts {
             a.tokens = self.count_tokens(&a.chunk.text);

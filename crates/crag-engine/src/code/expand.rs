@@ -1,0 +1,100 @@
+//! Code metadata on retrieved chunks, and the expansion of code results with the definitions
+//! they use (the symbol graph's `Uses` edges).
+
+use std::collections::HashSet;
+
+use crag_core::{Chunk, ChunkId, ChunkKind};
+use crag_ports::{Relation, SymbolIndex};
+
+use crate::crag::{Artifact, ArtifactOrigin};
+use crate::engine::Engine;
+use crate::error::Result;
+
+/// Puts the symbol index's code metadata on the code chunks among `chunks` that lack it.
+pub(crate) async fn hydrate<'a>(
+    symbols: &dyn SymbolIndex,
+    chunks: impl IntoIterator<Item = &'a mut Chunk>,
+) -> Result<()> {
+    let mut wanting: Vec<&'a mut Chunk> = chunks
+        .into_iter()
+        .filter(|c| c.kind == ChunkKind::Code && c.code.is_none())
+        .collect();
+    if wanting.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<ChunkId> = wanting.iter().map(|c| c.id.clone()).collect();
+    let mut meta = symbols.chunk_meta(&ids).await?;
+    for chunk in &mut wanting {
+        chunk.code = meta.remove(&chunk.id);
+    }
+    Ok(())
+}
+
+/// Adds to `artifacts` the chunks defining what its code results use, within `depth` hops of
+/// the symbol graph and at most `budget` chunks, each after the results already there (origin
+/// [`ArtifactOrigin::Graph`]). Returns how many were added.
+pub(crate) async fn expand_with_definitions(
+    engine: &Engine,
+    symbols: &dyn SymbolIndex,
+    artifacts: &mut Vec<Artifact>,
+    depth: u8,
+    budget: usize,
+) -> Result<usize> {
+    if depth == 0 || budget == 0 {
+        return Ok(0);
+    }
+    let mut present: HashSet<ChunkId> = artifacts.iter().map(|a| a.chunk.id.clone()).collect();
+    let starts: Vec<String> = artifacts
+        .iter()
+        .filter_map(|a| a.chunk.code.as_ref())
+        .filter(|meta| !meta.symbol.is_empty())
+        .map(|meta| meta.qualified.clone())
+        .collect();
+    let mut wanted: Vec<ChunkId> = Vec::new();
+    let mut seen_starts = HashSet::new();
+    for qualified in starts {
+        if wanted.len() >= budget {
+            break;
+        }
+        if !seen_starts.insert(qualified.clone()) {
+            continue;
+        }
+        let reached = symbols
+            .neighbours(&qualified, depth, budget.saturating_mul(4))
+            .await?;
+        for n in reached {
+            if n.relation != Relation::Uses {
+                continue;
+            }
+            if wanted.len() >= budget {
+                break;
+            }
+            if present.insert(n.symbol.chunk_id.clone()) {
+                wanted.push(n.symbol.chunk_id);
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    let mut chunks = engine.keyword_index().get(&wanted).await?;
+    hydrate(symbols, chunks.iter_mut()).await?;
+    let added = chunks.len();
+    artifacts.extend(chunks.into_iter().map(|chunk| {
+        let tokens = engine.count_tokens(&chunk.text);
+        Artifact {
+            chunk,
+            origin: ArtifactOrigin::Graph,
+            fused_score: None,
+            normalized_score: None,
+            keyword: None,
+            vector: None,
+            relevance: None,
+            rerank: None,
+            web_rank: None,
+            refined: false,
+            tokens,
+        }
+    }));
+    Ok(added)
+}

@@ -1,0 +1,56 @@
+//! Code intelligence in the engine: syntax-aware chunks at ingest (tree-sitter, through
+//! `crag-syntax`), their symbols written to the [`SymbolIndex`](crag_ports::SymbolIndex), code
+//! metadata put back on retrieved chunks, and the expansion of code results with the
+//! definitions they use.
+
+mod chunking;
+mod expand;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{EngineError, Result};
+
+pub(crate) use chunking::syntax_chunks;
+pub(crate) use expand::{expand_with_definitions, hydrate};
+
+/// `[code]`: how source files are chunked and how code results are expanded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CodeConfig {
+    /// Cut source files of a known language (Rust, Python, TypeScript, JavaScript, Go) along
+    /// their syntax (one chunk per function, method, type...) instead of token windows.
+    pub syntax_chunks: bool,
+    /// Hops of the symbol graph a code result is expanded by with the definitions it uses
+    /// (0: off, 1 or 2).
+    pub expand_depth: u8,
+    /// Definitions the expansion adds to a result list at most.
+    pub expand_budget: usize,
+}
+
+impl Default for CodeConfig {
+    fn default() -> Self {
+        Self {
+            syntax_chunks: true,
+            expand_depth: 0,
+            expand_budget: 4,
+        }
+    }
+}
+
+impl CodeConfig {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<()> {
+        if self.expand_depth > 2 {
+            return Err(EngineError::InvalidInput(format!(
+                "code.expand_depth must be 0, 1 or 2, got {}",
+                self.expand_depth
+            )));
+        }
+        if self.expand_depth > 0 && self.expand_budget == 0 {
+            return Err(EngineError::InvalidInput(
+                "code.expand_budget must be at least 1 when code.expand_depth is set".into(),
+            ));
+        }
+        Ok(())
+    }
+}
