@@ -10,6 +10,8 @@
 pub mod codec;
 mod convert;
 mod metrics;
+#[cfg(test)]
+mod prop_tests;
 
 pub use metrics::GrpcMetrics;
 

@@ -813,3 +813,81 @@ async fn every_route_but_health_needs_a_token() {
         }
     }
 }
+
+/// JSON bodies of every shape, a few levels deep, with the API's own field names.
+fn json_body() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|x| json!(x)),
+        any::<f64>().prop_map(|x| json!(x)),
+        ".{0,12}".prop_map(Value::String),
+        Just(json!("code")),
+        Just(json!("rust")),
+    ];
+    let key = prop_oneof![
+        Just("query"),
+        Just("topK"),
+        Just("tokenBudget"),
+        Just("filters"),
+        Just("kinds"),
+        Just("languages"),
+        Just("symbolKinds"),
+        Just("sourcePrefix"),
+        Just("documents"),
+        Just("id"),
+        Just("text"),
+        Just("kind"),
+        Just("sessionId"),
+        Just("useCrag"),
+        Just("x"),
+    ]
+    .prop_map(str::to_owned);
+    leaf.prop_recursive(4, 32, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec((key.clone(), inner), 0..6)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn arbitrary_json_bodies_get_a_clear_answer() {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::{Config as RunnerConfig, TestRunner};
+    let app = app(|_| {}, &[]).await;
+    ingest_fixture(&app).await;
+    let mut runner = TestRunner::new(RunnerConfig {
+        failure_persistence: None,
+        ..RunnerConfig::default()
+    });
+    let strategy = json_body();
+    let mut answered = std::collections::BTreeMap::<u16, usize>::new();
+    for case in 0..10_000 {
+        let body = strategy.new_tree(&mut runner).expect("value").current();
+        let (uri, method) = match case % 3 {
+            0 => ("/v1/query", Method::POST),
+            1 => ("/v1/documents", Method::POST),
+            _ => ("/v1/ask", Method::POST),
+        };
+        let (status, answer) = send(&app, json_request(method, uri, body.to_string())).await;
+        assert!(
+            !status.is_server_error() || status == StatusCode::SERVICE_UNAVAILABLE,
+            "{uri} {body}: {status} {answer}"
+        );
+        if status.is_client_error() {
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| !m.is_empty()),
+                "{uri} {body}: {status} {answer}"
+            );
+        }
+        *answered.entry(status.as_u16()).or_default() += 1;
+    }
+    assert!(answered.keys().any(|s| *s >= 400), "{answered:?}");
+    // Nothing stored was lost: the fixture is still there.
+    assert!(documents(&app).await >= 3);
+}

@@ -186,7 +186,7 @@ fn validate(request: &CompletionRequest) -> PortResult<()> {
 }
 
 /// Returns `choices[0].message.content`, failing with `Internal` when it is missing or blank.
-fn parse_reply(body: &[u8]) -> Result<String, Failure> {
+pub(crate) fn parse_reply(body: &[u8]) -> Result<String, Failure> {
     let reply: ChatReply = serde_json::from_slice(body).map_err(|e| {
         Failure::fatal(
             ErrorKind::Internal,

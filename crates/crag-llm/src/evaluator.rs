@@ -261,8 +261,8 @@ impl HttpEvaluator {
 
 /// A validated answer of the service.
 #[derive(Debug)]
-struct Judgement {
-    score: f32,
+pub(crate) struct Judgement {
+    pub(crate) score: f32,
     verdict: Option<Verdict>,
     reasoning: Option<String>,
 }
@@ -294,7 +294,7 @@ impl Service {
 }
 
 /// Parses and validates an answer: score in [0, 1], known verdict if any.
-fn parse_judgement(body: &[u8]) -> PortResult<Judgement> {
+pub(crate) fn parse_judgement(body: &[u8]) -> PortResult<Judgement> {
     let reply: EvalReply = serde_json::from_slice(body)
         .map_err(|e| PortError::internal(format!("malformed {WHAT} response"), e))?;
     let score = reply.score;

@@ -64,6 +64,9 @@ mod http;
 mod rerank;
 mod retry;
 
+#[cfg(test)]
+mod prop_tests;
+
 pub use chat::{OpenAiChat, OpenAiChatConfig};
 pub use evaluator::{HttpEvaluator, HttpEvaluatorConfig};
 pub use rerank::{HttpReranker, HttpRerankerConfig, RerankField};

@@ -225,7 +225,7 @@ struct CohereResult {
 ///
 /// Every passage must have exactly one finite score: a missing, repeated or out-of-range index
 /// is an error, never a guess.
-fn parse_scores(
+pub(crate) fn parse_scores(
     body: &[u8],
     count: usize,
     scores_are_logits: bool,

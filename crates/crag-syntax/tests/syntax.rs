@@ -278,7 +278,7 @@ fn no_meaningful_line_is_lost() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10_000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn any_text_parses_or_is_refused_without_panic(

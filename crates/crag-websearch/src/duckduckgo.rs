@@ -117,7 +117,7 @@ impl WebSearch for DuckDuckGoSearch {
 
 /// The CSS selectors of the result page, parsed once.
 #[derive(Debug)]
-struct Selectors {
+pub(crate) struct Selectors {
     /// One result block (organic, ad or the "no results" notice).
     result: Selector,
     /// The title link of a result.
@@ -131,7 +131,7 @@ struct Selectors {
 }
 
 impl Selectors {
-    fn new() -> PortResult<Self> {
+    pub(crate) fn new() -> PortResult<Self> {
         let parse = |css: &str| {
             Selector::parse(css).map_err(|_| {
                 PortError::new(ErrorKind::Internal, format!("invalid css selector {css}"))
@@ -151,7 +151,7 @@ impl Selectors {
 }
 
 /// Scrapes a result page into at most `limit` results; `base` resolves relative links.
-fn parse_page(
+pub(crate) fn parse_page(
     html: &str,
     base: &Url,
     limit: usize,

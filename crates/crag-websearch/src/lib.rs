@@ -47,6 +47,9 @@ mod http;
 mod searxng;
 mod text;
 
+#[cfg(test)]
+mod prop_tests;
+
 pub use duckduckgo::{DuckDuckGoConfig, DuckDuckGoSearch, DEFAULT_DUCKDUCKGO_URL};
 pub use http::{DEFAULT_TIMEOUT, DEFAULT_USER_AGENT};
 pub use searxng::{SearxngConfig, SearxngSearch};

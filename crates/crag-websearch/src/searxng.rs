@@ -132,7 +132,7 @@ struct Answer {
 }
 
 /// Turns a SearXNG JSON answer into at most `limit` cleaned, de-duplicated results.
-fn parse_answer(body: &[u8], limit: usize) -> PortResult<Vec<WebResult>> {
+pub(crate) fn parse_answer(body: &[u8], limit: usize) -> PortResult<Vec<WebResult>> {
     let answer: Answer = serde_json::from_slice(body).map_err(|e| match e.classify() {
         serde_json::error::Category::Data => {
             PortError::internal("searxng answer has no results list", e)

@@ -197,6 +197,8 @@ fn index_strings() {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 10_000, failure_persistence: None, ..ProptestConfig::default() })]
+
     #[test]
     fn parse_never_panics(answer in ".{0,300}", expected in 0usize..8) {
         if let Ok(parsed) = parse_llm_scores(&answer, expected) {

@@ -71,7 +71,7 @@ fn assert_bounded(text: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig { cases: 10_000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn never_panics_and_stays_bounded_on_arbitrary_strings(text in any::<String>()) {
@@ -93,6 +93,11 @@ proptest! {
         );
         assert_bounded(&json);
     }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1_000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn gap_key_is_idempotent(text in any::<String>()) {

@@ -1,0 +1,91 @@
+//! Property tests of what a gRPC client sends: arbitrary bytes decoded as each request message,
+//! and arbitrary field values, converted and checked against `[limits]` as the service does.
+//! No panic; a request either becomes a valid domain request or is refused with a message.
+
+use crag_app::Limits;
+use crag_config::LimitsSection;
+use proptest::prelude::*;
+use prost::Message;
+
+use crate::convert::{ask_params, document, query_params};
+use crate::pb;
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 10_000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+fn filters() -> impl Strategy<Value = Option<pb::Filters>> {
+    let words = prop::collection::vec(
+        prop_oneof![
+            Just("code".to_owned()),
+            Just("rust".to_owned()),
+            Just("function".to_owned()),
+            any::<String>()
+        ],
+        0..4,
+    );
+    prop::option::of(
+        (any::<String>(), words.clone(), words.clone(), words).prop_map(
+            |(source_prefix, kinds, languages, symbol_kinds)| pb::Filters {
+                source_prefix,
+                kinds,
+                languages,
+                symbol_kinds,
+            },
+        ),
+    )
+}
+
+fn query_request() -> impl Strategy<Value = pb::QueryRequest> {
+    (
+        any::<String>(),
+        prop::option::of(any::<i64>()),
+        prop::option::of(any::<i64>()),
+        any::<String>(),
+        filters(),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(
+            |(query, top_k, token_budget, session_id, filters, flag)| pb::QueryRequest {
+                query,
+                top_k,
+                token_budget,
+                session_id,
+                filters,
+                use_crag: flag,
+                use_web_search: flag,
+                use_rerank: flag,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn arbitrary_bytes_decode_or_fail_cleanly(bytes in any::<Vec<u8>>()) {
+        let limits = Limits(LimitsSection::default());
+        if let Ok(m) = pb::QueryRequest::decode(bytes.as_slice()) {
+            let _ = limits.query_request(&query_params(m));
+        }
+        if let Ok(m) = pb::AskRequest::decode(bytes.as_slice()) {
+            let _ = limits.query_request(&ask_params(m).query);
+        }
+        if let Ok(d) = pb::Document::decode(bytes.as_slice()) {
+            let _ = limits.document(&document(d));
+        }
+    }
+
+    #[test]
+    fn arbitrary_queries_are_valid_or_refused(m in query_request()) {
+        let limits = Limits(LimitsSection::default());
+        if let Ok(request) = limits.query_request(&query_params(m)) {
+            prop_assert!(!request.query.as_str().is_empty());
+            prop_assert!(request.top_k.get() >= 1);
+        }
+    }
+}
