@@ -18,6 +18,8 @@ use crag_evaluation::{auroc, HeuristicConfig, HeuristicEvaluator};
 use crate::collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
 use crate::metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k};
 use crate::report::{EvalReport, EvaluatorReport, IngestFigures, Latency, StageReport};
+use crate::stage::Stage;
+use crate::system::{dir_size, peak_rss};
 
 /// What an evaluation run measures, besides the collection.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,43 +86,6 @@ struct Run {
     scores: Vec<f64>,
     /// The Corrective RAG stage's outcome.
     outcome: Option<QueryOutcome>,
-}
-
-/// A way of retrieving that the harness measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Stage {
-    /// The BM25 leg alone.
-    Bm25,
-    /// The vector leg alone.
-    Vector,
-    /// Both legs fused.
-    Hybrid,
-    /// Hybrid, reranked by the configured cross-encoder.
-    Rerank,
-    /// Hybrid, judged and corrected (no web search, no rerank).
-    Crag,
-}
-
-impl Stage {
-    /// Every stage, in the order they run.
-    pub const ALL: [Stage; 5] = [
-        Stage::Bm25,
-        Stage::Vector,
-        Stage::Hybrid,
-        Stage::Rerank,
-        Stage::Crag,
-    ];
-
-    /// Its name in reports and flags.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Bm25 => "bm25",
-            Self::Vector => "vector",
-            Self::Hybrid => "hybrid",
-            Self::Rerank => "hybrid+rerank",
-            Self::Crag => "hybrid+crag",
-        }
-    }
 }
 
 /// Evaluates the collection `spec` describes under `config`: prepares its index, runs every
@@ -483,46 +448,6 @@ fn evaluator_report(
     }
 }
 
-/// Peak resident memory of this process (Linux `VmHWM`), if known.
-pub fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 fn as_refs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
-}
-
-/// Bytes under `dir` (0 when it cannot be read).
-pub fn dir_size(dir: &Path) -> u64 {
-    fn walk(dir: &Path) -> std::io::Result<u64> {
-        let mut total = 0;
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let meta = entry.metadata()?;
-            total += if meta.is_dir() {
-                walk(&entry.path())?
-            } else {
-                meta.len()
-            };
-        }
-        Ok(total)
-    }
-    walk(dir).unwrap_or(0)
-}
-
-/// Parses a stage name as flags spell it.
-pub fn parse_stage(name: &str) -> Result<Stage, String> {
-    Stage::ALL
-        .into_iter()
-        .find(|s| s.name() == name)
-        .ok_or_else(|| {
-            let names: Vec<_> = Stage::ALL.iter().map(|s| s.name()).collect();
-            format!(
-                "unknown stage `{name}` (expected one of {})",
-                names.join(", ")
-            )
-        })
 }

@@ -144,10 +144,15 @@ async fn a_gap_is_fetched_by_symbol_then_the_loop_ends() {
     assert!(fetched.chunk_ids[0].contains("users.py"), "{fetched:?}");
     assert_eq!(
         o.artifacts[0].origin,
-        ArtifactOrigin::Gap,
-        "fetched context first"
+        ArtifactOrigin::Index,
+        "the best chunk of the question stays first"
     );
-    assert!(o.artifacts[0].chunk.text.contains("def verify_user"));
+    assert_eq!(
+        o.artifacts[1].origin,
+        ArtifactOrigin::Gap,
+        "the fetched context right after it"
+    );
+    assert!(o.artifacts[1].chunk.text.contains("def verify_user"));
     // The second prompt holds the definition.
     assert!(model.requests()[1].messages[1]
         .content

@@ -384,3 +384,53 @@ async fn syntax_chunks_can_be_switched_off() {
         .unwrap();
     assert_eq!(chunks[0].id.as_str(), "crates/app/src/auth.rs#0");
 }
+
+#[tokio::test]
+async fn of_several_definitions_the_nearest_is_fetched() {
+    let f = fixture(CodeConfig::default());
+    ingest(
+        &f,
+        vec![
+            doc(
+                "crates/a/src/run.rs",
+                "/// Runs the job of crate a.\npub fn run_job() -> u32 {\n    helper_step(1)\n}\n",
+            ),
+            doc(
+                "crates/a/src/util.rs",
+                "pub fn helper_step(x: u32) -> u32 {\n    x + 1\n}\n",
+            ),
+            doc(
+                "crates/b/src/util.rs",
+                "pub fn helper_step(x: u32) -> u32 {\n    x * 2\n}\n",
+            ),
+        ],
+    )
+    .await;
+    let symbols: Arc<dyn SymbolIndex> = f.symbols.clone();
+    let engine = f
+        .engine
+        .with_cgrag(CgragComponents {
+            detector: Arc::new(CodeGapDetector::with_symbols(symbols)),
+            sessions: None,
+            config: CgragConfig::default(),
+        })
+        .unwrap();
+    let mut request = AskRequest::new(
+        Query::new("runs the job of crate a").unwrap(),
+        TopK::new(1).unwrap(),
+    );
+    request.use_crag = false;
+    let outcome = engine.ask(&request).await.unwrap();
+    let gaps: Vec<&str> = outcome.passes[0].gaps.iter().map(String::as_str).collect();
+    assert_eq!(gaps, ["helper_step in crates/a/src/util.rs"]);
+    let ids: Vec<&str> = outcome
+        .artifacts
+        .iter()
+        .map(|a| a.chunk.id.as_str())
+        .collect();
+    assert!(ids.contains(&"crates/a/src/util.rs#helper_step"), "{ids:?}");
+    assert!(
+        !ids.contains(&"crates/b/src/util.rs#helper_step"),
+        "{ids:?}"
+    );
+}

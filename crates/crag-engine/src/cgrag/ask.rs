@@ -153,6 +153,9 @@ impl Engine {
             candidates.extend(s.nodes.iter().filter_map(|n| cached_artifact(n, self)));
         }
         let mut context = pack(candidates, config.context_chunks, config.context_tokens);
+        // Pass 1's context, and what the gap passes fetched since (in the order fetched).
+        let base = context.clone();
+        let mut gathered: Vec<Artifact> = Vec::new();
         let mut retrieve_time = retrieve_started.elapsed();
         let mut retrieved: Vec<GapResolution> = Vec::new();
 
@@ -263,6 +266,8 @@ impl Engine {
             let retrieve_started = Instant::now();
             let known_ids: HashSet<String> = context
                 .iter()
+                .chain(&gathered)
+                .chain(&base)
                 .map(|a| a.chunk.id.as_str().to_owned())
                 .collect();
             let mut fetched = Vec::new();
@@ -289,9 +294,18 @@ impl Engine {
                 fetched.extend(found);
             }
             unresolved += pending.len().saturating_sub(config.max_gaps_per_pass);
-            // Fetched context goes first so the token limit keeps it; the rest follows.
-            fetched.append(&mut context);
-            context = pack(fetched, config.context_chunks, config.context_tokens);
+            // Pass 1's best chunk stays first (what the question is about), then everything the
+            // gap passes fetched, earliest first (a later pass never evicts an earlier find),
+            // then the rest of pass 1, within the limits.
+            gathered.append(&mut fetched);
+            let head = base.len().min(1);
+            let merged: Vec<Artifact> = base[..head]
+                .iter()
+                .chain(&gathered)
+                .chain(&base[head..])
+                .cloned()
+                .collect();
+            context = pack(merged, config.context_chunks, config.context_tokens);
             retrieve_time = retrieve_started.elapsed();
         };
 

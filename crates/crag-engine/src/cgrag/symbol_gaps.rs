@@ -10,6 +10,9 @@ use crag_ports::{ContextItem, PortResult, SymbolIndex, SymbolLookup};
 
 use super::code_gaps::is_builtin;
 
+/// Definitions of a name looked at to choose the one meant.
+const CANDIDATES: usize = 50;
+
 /// What the symbol graph says of a context.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SymbolGaps {
@@ -31,6 +34,18 @@ struct Wanted {
     first: usize,
     /// A type qualifier it was called with (`Session` in `Session::open`), if any.
     qualifier: Option<String>,
+    /// The document of its first use: of several definitions of the name, the nearest to it
+    /// is the one meant.
+    near: String,
+}
+
+/// Bytes of the longest common prefix of two paths, counted at `/` boundaries.
+fn shared_prefix(a: &str, b: &str) -> usize {
+    a.split('/')
+        .zip(b.split('/'))
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len() + 1)
+        .sum()
 }
 
 /// Reads the gaps of `context` off `symbols`, at most `max_gaps`, leaving out the names in
@@ -79,6 +94,7 @@ pub(crate) async fn symbol_gaps(
             weight: 0.0,
             first: order,
             qualifier: None,
+            near: stored.document_id.as_str().to_owned(),
         });
         entry.weight += 1.0 / (1.0 + at as f32);
         let typed = r
@@ -102,24 +118,33 @@ pub(crate) async fn symbol_gaps(
         if out.gaps.len() >= max_gaps {
             break;
         }
-        let defined_somewhere = !symbols
-            .lookup(&SymbolLookup::Name(name.clone()), 1)
-            .await?
-            .is_empty();
-        if !defined_somewhere {
+        let candidates = symbols
+            .lookup(&SymbolLookup::Name(name.clone()), CANDIDATES)
+            .await?;
+        if candidates.is_empty() {
             out.external.push(name);
             continue;
         }
-        let gap = match w.qualifier {
-            Some(q)
-                if !symbols
-                    .lookup(&SymbolLookup::Qualified(format!("{q}::{name}")), 1)
-                    .await?
-                    .is_empty() =>
-            {
-                format!("{q}::{name}")
-            }
-            _ => name,
+        let typed = match &w.qualifier {
+            Some(q) => !symbols
+                .lookup(&SymbolLookup::Qualified(format!("{q}::{name}")), 1)
+                .await?
+                .is_empty(),
+            None => false,
+        };
+        let gap = if typed {
+            format!("{}::{name}", w.qualifier.unwrap_or_default())
+        } else if candidates.len() == 1 {
+            name
+        } else {
+            // Several definitions of the name: the one nearest the use (same file, then the
+            // same directory...) is meant, looked up as `name in path`.
+            let nearest = candidates
+                .iter()
+                .max_by_key(|c| shared_prefix(c.document_id.as_str(), &w.near))
+                .map(|c| c.path.clone())
+                .unwrap_or_default();
+            format!("{name} in {nearest}")
         };
         out.gaps.push(gap);
     }

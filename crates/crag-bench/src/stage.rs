@@ -1,0 +1,52 @@
+//! The stages `crag eval` measures, by name.
+
+/// A way of retrieving that the harness measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// The BM25 leg alone.
+    Bm25,
+    /// The vector leg alone.
+    Vector,
+    /// Both legs fused.
+    Hybrid,
+    /// Hybrid, reranked by the configured cross-encoder.
+    Rerank,
+    /// Hybrid, judged and corrected (no web search, no rerank).
+    Crag,
+}
+
+impl Stage {
+    /// Every stage, in the order they run.
+    pub const ALL: [Stage; 5] = [
+        Stage::Bm25,
+        Stage::Vector,
+        Stage::Hybrid,
+        Stage::Rerank,
+        Stage::Crag,
+    ];
+
+    /// Its name in reports and flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bm25 => "bm25",
+            Self::Vector => "vector",
+            Self::Hybrid => "hybrid",
+            Self::Rerank => "hybrid+rerank",
+            Self::Crag => "hybrid+crag",
+        }
+    }
+}
+
+/// Parses a stage name as flags spell it.
+pub fn parse_stage(name: &str) -> Result<Stage, String> {
+    Stage::ALL
+        .into_iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<_> = Stage::ALL.iter().map(|s| s.name()).collect();
+            format!(
+                "unknown stage `{name}` (expected one of {})",
+                names.join(", ")
+            )
+        })
+}
