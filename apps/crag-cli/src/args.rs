@@ -41,6 +41,10 @@ pub(crate) enum Command {
     Ask(ask::AskArgs),
     /// Show what the indexes hold.
     Stats(commands::StatsArgs),
+    /// Repair what an interrupted write left between the indexes: vectors of documents the
+    /// keyword catalogue does not list are deleted, vectors that do not match a catalogued
+    /// document are rebuilt from its chunks.
+    Reconcile(commands::ReconcileArgs),
     /// Measure retrieval quality, latency and the evaluator on a BEIR collection.
     Eval(eval::EvalArgs),
     /// Measure context completeness on a repository: callee definitions found with

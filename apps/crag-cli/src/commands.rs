@@ -274,6 +274,20 @@ pub async fn stats(ctx: &Context, args: StatsArgs) -> Result<()> {
     output::stats(ctx.data_dir(), &stats, bytes, args.json)
 }
 
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn reconcile(ctx: &Context, args: ReconcileArgs) -> Result<()> {
+    ensure_index(ctx.data_dir())?;
+    let engine = ctx.engine(ctx.config.engine_config()).await?;
+    let report = engine.reconcile().await?;
+    output::reconcile(&report, args.json)
+}
+
 pub(crate) fn ensure_index(data_dir: &Path) -> Result<()> {
     if !data_dir.join("keyword").is_dir() {
         bail!(

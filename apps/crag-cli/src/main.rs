@@ -39,6 +39,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
         Command::Query(args) => commands::query(&ctx, args).await,
         Command::Ask(args) => ask::ask(&ctx, args).await,
         Command::Stats(args) => commands::stats(&ctx, args).await,
+        Command::Reconcile(args) => commands::reconcile(&ctx, args).await,
         Command::Eval(args) => eval::eval(&ctx, args).await,
         Command::EvalCode(args) => eval_code::eval_code(&ctx, args).await,
         Command::Serve(args) => serve::serve(&ctx, args).await,

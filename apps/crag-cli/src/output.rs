@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use crag_bench::percentile;
 use crag_core::{LegHit, TopK};
-use crag_engine::{ArtifactOrigin, EngineStats, IngestReport, QueryOutcome};
+use crag_engine::{ArtifactOrigin, EngineStats, IngestReport, QueryOutcome, ReconcileReport};
 pub use crag_http::dto::ms;
 use crag_http::dto::{query_response, QueryResponse};
 use crag_routing::Route;
@@ -223,6 +223,47 @@ struct StatsOutput<'a> {
 }
 
 /// Prints index statistics.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReconcileOutput<'a> {
+    documents_checked: usize,
+    orphans_removed: Vec<&'a str>,
+    documents_repaired: Vec<&'a str>,
+    chunks_embedded: usize,
+    elapsed_ms: f64,
+}
+
+pub fn reconcile(r: &ReconcileReport, json: bool) -> Result<()> {
+    let out = ReconcileOutput {
+        documents_checked: r.documents_checked,
+        orphans_removed: r.orphans_removed.iter().map(|d| d.as_str()).collect(),
+        documents_repaired: r.documents_repaired.iter().map(|d| d.as_str()).collect(),
+        chunks_embedded: r.chunks_embedded,
+        elapsed_ms: r.elapsed.as_secs_f64() * 1000.0,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!("documents checked   {}", out.documents_checked);
+    println!("orphans removed     {}", out.orphans_removed.len());
+    for id in &out.orphans_removed {
+        println!("  {id}");
+    }
+    println!(
+        "documents repaired  {} ({} chunks embedded)",
+        out.documents_repaired.len(),
+        out.chunks_embedded
+    );
+    for id in &out.documents_repaired {
+        println!("  {id}");
+    }
+    if !r.repaired() {
+        println!("the indexes agree");
+    }
+    Ok(())
+}
+
 pub fn stats(data_dir: &Path, s: &EngineStats, bytes: u64, json: bool) -> Result<()> {
     let out = StatsOutput {
         data_dir: data_dir.display().to_string(),

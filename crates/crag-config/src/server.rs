@@ -22,6 +22,9 @@ pub struct ServerSection {
     pub max_concurrent_requests: usize,
     /// On SIGTERM / Ctrl-C, how long in-flight requests may take to finish.
     pub shutdown_grace_ms: u64,
+    /// At start, bring the vector and symbol indexes back in line with the keyword catalogue
+    /// after an interrupted write (`crag reconcile`; one scan of each index's ids).
+    pub reconcile_on_start: bool,
 }
 
 impl Default for ServerSection {
@@ -32,6 +35,7 @@ impl Default for ServerSection {
             request_timeout_ms: 30_000,
             max_concurrent_requests: 32,
             shutdown_grace_ms: 30_000,
+            reconcile_on_start: true,
         }
     }
 }

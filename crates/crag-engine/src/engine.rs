@@ -1,8 +1,9 @@
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crag_core::{
-    ChunkFilter, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK, WeightedTerm,
+    ChunkFilter, ChunkId, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK, WeightedTerm,
 };
 use crag_ports::{Embedder, KeywordIndex, PortResult, SymbolIndex, VectorIndex};
 
@@ -221,6 +222,22 @@ impl Engine {
         self.keywords.as_ref()
     }
 
+    pub(crate) fn vector_index(&self) -> &dyn VectorIndex {
+        self.vectors.as_ref()
+    }
+
+    /// The ingestion service over this engine's adapters.
+    pub(crate) fn ingestor(&self) -> Ingestor {
+        Ingestor {
+            embedder: Arc::clone(&self.embedder),
+            vectors: Arc::clone(&self.vectors),
+            keywords: Arc::clone(&self.keywords),
+            symbols: self.symbols.clone(),
+            chunking: self.config.chunking,
+            code: self.config.code,
+        }
+    }
+
     pub(crate) fn rrf_k(&self) -> f32 {
         self.config.rrf_k
     }
@@ -233,15 +250,9 @@ impl Engine {
         scope: &Scope,
         progress: &dyn IngestProgress,
     ) -> Result<IngestReport> {
-        let ingestor = Ingestor {
-            embedder: Arc::clone(&self.embedder),
-            vectors: Arc::clone(&self.vectors),
-            keywords: Arc::clone(&self.keywords),
-            symbols: self.symbols.clone(),
-            chunking: self.config.chunking,
-            code: self.config.code,
-        };
-        ingestor.ingest(documents, skipped, scope, progress).await
+        self.ingestor()
+            .ingest(documents, skipped, scope, progress)
+            .await
     }
 
     /// Retrieves the best `top_k` chunks: BM25 and vector legs run concurrently, then RRF.
@@ -355,6 +366,7 @@ impl Engine {
             }
             (Err(e), Err(_)) => return Err(e.into()),
         };
+        let vector = self.catalogued(&keyword, vector).await;
         let (keyword, vector) = self.keep(keyword, vector, filter).await?;
         let vector_floor = vector.iter().map(|h| h.score).reduce(f32::min);
         let t = Instant::now();
@@ -377,6 +389,44 @@ impl Engine {
             vector_floor,
             query_vector,
         })
+    }
+
+    /// Keeps the vector hits whose chunk the keyword catalogue lists: a document whose write
+    /// stopped between the two indexes is not returned by half. Hits the keyword leg also
+    /// returned are listed; the rest are looked up in one membership test. If the test fails
+    /// the hits are kept (the vector leg still answers when the keyword index is down).
+    async fn catalogued(
+        &self,
+        keyword: &[ScoredChunk],
+        mut vector: Vec<ScoredChunk>,
+    ) -> Vec<ScoredChunk> {
+        let seen: HashSet<&ChunkId> = keyword.iter().map(|h| &h.chunk.id).collect();
+        let unseen: Vec<ChunkId> = vector
+            .iter()
+            .map(|h| &h.chunk.id)
+            .filter(|id| !seen.contains(id))
+            .cloned()
+            .collect();
+        if unseen.is_empty() {
+            return vector;
+        }
+        match self.keywords.contains(&unseen).await {
+            Ok(stored) => {
+                let before = vector.len();
+                vector.retain(|h| seen.contains(&h.chunk.id) || stored.contains(&h.chunk.id));
+                if vector.len() < before {
+                    tracing::warn!(
+                        dropped = before - vector.len(),
+                        "vector hits outside the keyword catalogue dropped (run reconcile)"
+                    );
+                }
+                vector
+            }
+            Err(error) => {
+                tracing::debug!(%error, "catalogue membership test failed; vector hits kept");
+                vector
+            }
+        }
     }
 
     /// Applies `filter` to both legs' candidates; code metadata is put on them first when the

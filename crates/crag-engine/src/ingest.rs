@@ -176,9 +176,12 @@ impl Ingestor {
             report.syntax_files += symbols.len();
             let (records, embedded) = self.embed_reusing(&chunks, &replaced).await?;
             report.chunks_embedded += embedded;
+            // The old vectors of a replaced document go; its old chunks stay in the catalogue
+            // until the keyword index replaces them in one commit below, so a failure in
+            // between keeps the old version listed and searchable (and `reconcile` rebuilds
+            // its vectors from it).
             if !replaced.is_empty() {
                 self.vectors.delete_documents(&replaced).await?;
-                self.keywords.delete_documents(&replaced).await?;
             }
             self.vectors.upsert(&records).await?;
             // Symbols before keywords: the keyword index is the catalogue of what is done, so
@@ -200,7 +203,20 @@ impl Ingestor {
                         .await?;
                 }
             }
-            self.keywords.upsert(&chunks).await?;
+            if let Err(error) = self.keywords.replace_documents(&replaced, &chunks).await {
+                // The batch is not in the catalogue: take back the vectors of its new
+                // documents so that no query meets them (best effort; `reconcile` removes
+                // whatever stays).
+                let added: Vec<DocumentId> = batch
+                    .iter()
+                    .filter(|d| !stored.contains_key(&d.id))
+                    .map(|d| d.id.clone())
+                    .collect();
+                if let Err(undo) = self.vectors.delete_documents(&added).await {
+                    tracing::warn!(error = %undo, "could not take back the vectors of a failed batch");
+                }
+                return Err(error.into());
+            }
             report.chunks_written += chunks.len();
             progress.advance(batch.len(), chunks.len());
         }
@@ -221,7 +237,7 @@ impl Ingestor {
 
     /// Embeds `chunks`, reusing the stored vector of a chunk of a `replaced` document whose id
     /// and embedded text are unchanged; returns the records and how many chunks were embedded.
-    async fn embed_reusing(
+    pub(crate) async fn embed_reusing(
         &self,
         chunks: &[Chunk],
         replaced: &[DocumentId],

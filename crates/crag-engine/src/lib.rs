@@ -12,6 +12,7 @@ mod engine;
 mod error;
 mod fusion;
 mod ingest;
+mod reconcile;
 pub mod sources;
 
 pub use cgrag::{
@@ -31,3 +32,4 @@ pub use engine::{
 pub use error::{EngineError, Result};
 pub use fusion::{fuse, reciprocal_rank_fusion, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
 pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};
+pub use reconcile::ReconcileReport;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk};
-use crag_ports::{EmbeddedChunk, PortError, PortResult, VectorIndex};
+use crag_ports::{DocumentEntry, EmbeddedChunk, PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::optimize::Duration;
@@ -417,6 +417,10 @@ impl VectorIndex for LanceVectorIndex {
 
     async fn vectors(&self, ids: &[ChunkId]) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {
         self.read_vectors(ids).await
+    }
+
+    async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
+        self.read_documents().await
     }
 
     async fn count(&self) -> PortResult<usize> {

@@ -30,6 +30,9 @@ const DISTANCE: &str = "_distance";
 
 /// Every column but the vector, and the distance: what a search reads back. Naming `_distance`
 /// explicitly keeps LanceDB from warning that it will stop adding it on its own.
+/// The columns [`read_document_rows`] reads.
+pub(crate) const DOCUMENT_COLUMNS: &[&str] = &[DOCUMENT_ID, CHUNK_ID, CONTENT_HASH];
+
 pub(crate) const SEARCH_COLUMNS: &[&str] = &[
     CHUNK_ID,
     DOCUMENT_ID,
@@ -244,6 +247,28 @@ where
     A: Array,
 {
     not_null(array.is_valid(row).then(|| value(array, row)), name)
+}
+
+/// Reads `(document id, chunk id, content hash)` of each row of a batch of the
+/// [`DOCUMENT_COLUMNS`].
+pub(crate) fn read_document_rows(
+    batch: &RecordBatch,
+) -> PortResult<Vec<(DocumentId, ChunkId, String)>> {
+    let document_ids = Strings::of(batch, DOCUMENT_ID)?;
+    let chunk_ids = Strings::of(batch, CHUNK_ID)?;
+    let hashes = Strings::of(batch, CONTENT_HASH)?;
+    (0..batch.num_rows())
+        .map(|row| {
+            let document = not_null(document_ids.get(row), DOCUMENT_ID)?;
+            let chunk = not_null(chunk_ids.get(row), CHUNK_ID)?;
+            let hash = not_null(hashes.get(row), CONTENT_HASH)?;
+            Ok((
+                DocumentId::new(document).map_err(|e| corrupt(format!("bad document id: {e}")))?,
+                ChunkId::new(chunk).map_err(|e| corrupt(format!("bad chunk id: {e}")))?,
+                hash.to_owned(),
+            ))
+        })
+        .collect()
 }
 
 /// Reads the chunk ids and stored vectors of a batch of `chunk_id` and `vector` columns.

@@ -1,8 +1,11 @@
-//! Reading stored embeddings back by chunk id (pseudo-relevance feedback's Rocchio step).
+//! Reading stored embeddings back by chunk id (pseudo-relevance feedback's Rocchio step), and
+//! the stored documents (reconciliation with the keyword index).
+
+use std::collections::BTreeMap;
 
 use arrow_array::RecordBatch;
-use crag_core::ChunkId;
-use crag_ports::PortResult;
+use crag_core::{ChunkId, DocumentId};
+use crag_ports::{DocumentEntry, PortResult};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
@@ -43,6 +46,45 @@ impl LanceVectorIndex {
             }
         }
         Ok(ordered)
+    }
+
+    /// Every stored document with its number of rows and the content hash of its first chunk
+    /// by id, by document id: one scan of three small columns.
+    pub(crate) async fn read_documents(&self) -> PortResult<Vec<DocumentEntry>> {
+        const MESSAGE: &str = "failed to list vector index documents";
+        let batches: Vec<RecordBatch> = self
+            .table
+            .query()
+            .select(Select::columns(schema::DOCUMENT_COLUMNS))
+            .execute()
+            .await
+            .map_err(map_lance_error(MESSAGE))?
+            .try_collect()
+            .await
+            .map_err(map_lance_error(MESSAGE))?;
+        let mut listed: BTreeMap<DocumentId, (ChunkId, DocumentEntry)> = BTreeMap::new();
+        for batch in &batches {
+            for (document, chunk, hash) in schema::read_document_rows(batch)? {
+                match listed.get_mut(&document) {
+                    Some((first, entry)) => {
+                        entry.chunks += 1;
+                        if chunk < *first {
+                            *first = chunk;
+                            entry.content_hash = hash;
+                        }
+                    }
+                    None => {
+                        let entry = DocumentEntry {
+                            id: document.clone(),
+                            content_hash: hash,
+                            chunks: 1,
+                        };
+                        listed.insert(document, (chunk, entry));
+                    }
+                }
+            }
+        }
+        Ok(listed.into_values().map(|(_, entry)| entry).collect())
     }
 }
 

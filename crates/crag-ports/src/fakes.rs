@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use crag_core::{Chunk, DocumentId, ScoredChunk};
+use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk};
 
 use crate::{
     DocumentEntry, EmbeddedChunk, Embedder, KeywordIndex, PortError, PortResult, VectorIndex,
@@ -254,6 +254,28 @@ impl VectorIndex for InMemoryVectorIndex {
             .iter()
             .filter_map(|id| map.get(id.as_str()).map(|r| (id.clone(), r.vector.clone())))
             .collect())
+    }
+
+    async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
+        let mut listed: std::collections::BTreeMap<DocumentId, (ChunkId, DocumentEntry)> =
+            Default::default();
+        for r in lock(&self.records).values() {
+            let c = &r.chunk;
+            let (first, entry) = listed.entry(c.document_id.clone()).or_insert_with(|| {
+                let entry = DocumentEntry {
+                    id: c.document_id.clone(),
+                    content_hash: c.content_hash.clone(),
+                    chunks: 0,
+                };
+                (c.id.clone(), entry)
+            });
+            entry.chunks += 1;
+            if c.id < *first {
+                first.clone_from(&c.id);
+                entry.content_hash.clone_from(&c.content_hash);
+            }
+        }
+        Ok(listed.into_values().map(|(_, e)| e).collect())
     }
 
     async fn count(&self) -> PortResult<usize> {

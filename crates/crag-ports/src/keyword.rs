@@ -1,3 +1,4 @@
+use std::collections::HashSet;
 use std::fmt::Debug;
 
 use async_trait::async_trait;
@@ -21,6 +22,14 @@ pub struct DocumentEntry {
 pub trait KeywordIndex: Debug + Send + Sync + 'static {
     /// Inserts chunks, replacing any stored chunk with the same id; durable when it returns.
     async fn upsert(&self, chunks: &[Chunk]) -> PortResult<()>;
+
+    /// Removes every chunk of the `replaced` documents and inserts `chunks`, as one write
+    /// where the index can (Tantivy: one commit), so that a failure leaves the old chunks in
+    /// place. The default deletes, then upserts.
+    async fn replace_documents(&self, replaced: &[DocumentId], chunks: &[Chunk]) -> PortResult<()> {
+        self.delete_documents(replaced).await?;
+        self.upsert(chunks).await
+    }
 
     /// Removes every chunk of the given documents; durable when it returns.
     async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()>;
@@ -50,6 +59,13 @@ pub trait KeywordIndex: Debug + Send + Sync + 'static {
 
     /// The stored chunks with these ids, in the order asked; ids not stored are left out.
     async fn get(&self, ids: &[ChunkId]) -> PortResult<Vec<Chunk>>;
+
+    /// Which of these chunk ids are stored: a membership test that need not read any text
+    /// (the default reads the chunks). The keyword index is the catalogue of what is fully
+    /// ingested, so a query keeps a vector hit only if this says its chunk is stored.
+    async fn contains(&self, ids: &[ChunkId]) -> PortResult<HashSet<ChunkId>> {
+        Ok(self.get(ids).await?.into_iter().map(|c| c.id).collect())
+    }
 
     /// Every stored chunk of `document`, by position (byte start, then chunk id); empty when
     /// the document is not stored.

@@ -5,7 +5,7 @@
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
 
-use crate::{EmbeddedChunk, Embedder, KeywordIndex, VectorIndex};
+use crate::{DocumentEntry, EmbeddedChunk, Embedder, KeywordIndex, VectorIndex};
 
 mod evaluator;
 mod feedback;
@@ -95,6 +95,13 @@ async fn get_contract(index: &dyn KeywordIndex, chunks: &[Chunk]) {
         "get keeps the order asked"
     );
     assert!(index.get(&[]).await.expect("get none").is_empty());
+    let stored = index.contains(&wanted).await.expect("contains");
+    assert_eq!(
+        stored,
+        [chunks[2].id.clone(), chunks[0].id.clone()].into(),
+        "contains names exactly the stored ids"
+    );
+    assert!(index.contains(&[]).await.expect("contains none").is_empty());
     let document = chunks[0].document_id.clone();
     let mut expected: Vec<Chunk> = chunks
         .iter()
@@ -244,6 +251,59 @@ pub async fn keyword_index_suite(index: &dyn KeywordIndex) {
         .await
         .expect("deleting an unknown document is fine");
     assert_eq!(index.count().await.expect("count"), 3);
+    replace_contract(index).await;
+}
+
+/// `replace_documents`: the replaced documents' chunks all go, the new chunks come in (a new
+/// version with fewer chunks leaves none of the old behind), other documents are untouched.
+async fn replace_contract(index: &dyn KeywordIndex) {
+    let rust = DocumentId::new("rust.md").expect("id");
+    let mut shorter = chunk(
+        "rust.md",
+        0,
+        "Rust lifetimes",
+        "Lifetimes name how long a reference lives.",
+    );
+    shorter.content_hash = "hash-of-rust.md-v2".into();
+    let new_doc = chunk(
+        "tea.md",
+        0,
+        "Tea",
+        "Green tea steeps for two minutes in water below boiling.",
+    );
+    index
+        .replace_documents(
+            std::slice::from_ref(&rust),
+            &[shorter.clone(), new_doc.clone()],
+        )
+        .await
+        .expect("replace");
+    let docs = index.documents().await.expect("documents");
+    let mut listed: Vec<(&str, usize, &str)> = docs
+        .iter()
+        .map(|d| (d.id.as_str(), d.chunks, d.content_hash.as_str()))
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        vec![
+            ("rust.md", 1, "hash-of-rust.md-v2"),
+            ("space.md", 1, "hash-of-space.md"),
+            ("tea.md", 1, "hash-of-tea.md"),
+        ]
+    );
+    assert!(index
+        .search("ownership", 10)
+        .await
+        .expect("search")
+        .is_empty());
+    let hits = index.search("lifetimes", 10).await.expect("search");
+    assert_eq!(ids(&hits), vec!["rust.md#0"]);
+    index
+        .replace_documents(&[], &[])
+        .await
+        .expect("replace nothing");
+    assert_eq!(index.count().await.expect("count"), 3);
 }
 
 /// Runs the vector-index contract against an empty `index`, embedding with `embedder`.
@@ -263,6 +323,7 @@ pub async fn vector_index_suite(index: &dyn VectorIndex, embedder: &dyn Embedder
         .await
         .expect("nearest on empty")
         .is_empty());
+    assert!(index.documents().await.expect("documents").is_empty());
 
     let chunks = sample_chunks();
     let texts: Vec<String> = chunks.iter().map(|c| c.text.clone()).collect();
@@ -276,6 +337,21 @@ pub async fn vector_index_suite(index: &dyn VectorIndex, embedder: &dyn Embedder
     index.upsert(&records).await.expect("upsert");
     assert_eq!(index.count().await.expect("count"), chunks.len());
     stored_vectors_contract(index, &records).await;
+    let listed = |pairs: &[(&str, usize)]| -> Vec<DocumentEntry> {
+        pairs
+            .iter()
+            .map(|(id, n)| DocumentEntry {
+                id: DocumentId::new(*id).expect("id"),
+                content_hash: format!("hash-of-{id}"),
+                chunks: *n,
+            })
+            .collect()
+    };
+    assert_eq!(
+        index.documents().await.expect("documents"),
+        listed(&[("bread.md", 2), ("rust.md", 2), ("space.md", 1)]),
+        "each document once, with its chunks, by id"
+    );
 
     // A stored vector finds itself first, scored ~1.
     for (i, v) in vectors.iter().enumerate() {
@@ -342,6 +418,10 @@ pub async fn vector_index_suite(index: &dyn VectorIndex, embedder: &dyn Embedder
         .await
         .expect("delete");
     assert_eq!(index.count().await.expect("count"), 3);
+    assert_eq!(
+        index.documents().await.expect("documents"),
+        listed(&[("bread.md", 2), ("space.md", 1)])
+    );
     let hits = index.nearest(&vectors[0], 10).await.expect("nearest");
     assert!(hits.iter().all(|h| h.chunk.document_id != rust));
     assert_eq!(hits.len(), 3);

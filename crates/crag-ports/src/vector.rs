@@ -3,7 +3,7 @@ use std::fmt::Debug;
 use async_trait::async_trait;
 use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk};
 
-use crate::PortResult;
+use crate::{DocumentEntry, PortResult};
 
 /// A chunk and its embedding.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +32,12 @@ pub trait VectorIndex: Debug + Send + Sync + 'static {
 
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;
+
+    /// Lists the stored documents, ordered by id, each with its number of chunks and the
+    /// content hash of its first chunk by id (as the keyword index lists them). Compared with
+    /// the keyword index's catalogue to find what one index holds and the other does not, or
+    /// holds at another version (an interrupted or failed write).
+    async fn documents(&self) -> PortResult<Vec<DocumentEntry>>;
 
     /// Returns the stored embeddings of the given chunks, in the order asked; ids not stored
     /// are left out (no error). Used to move a query towards its feedback documents without

@@ -1,6 +1,6 @@
 //! The keyword index over an on-disk Tantivy index.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk, WeightedTerm};
 use crag_ports::{DocumentEntry, ErrorKind, KeywordIndex, PortError, PortResult};
-use tantivy::collector::TopDocs;
+use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::IndexRecordOption;
@@ -253,6 +253,23 @@ impl Inner {
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
+    /// One term count per id: the term dictionary and the live-document bitsets, no stored
+    /// text read.
+    fn contains(&self, ids: &[ChunkId]) -> PortResult<HashSet<ChunkId>> {
+        let searcher = self.reader.searcher();
+        let mut stored = HashSet::new();
+        for id in ids {
+            let query = TermQuery::new(self.fields.chunk_term(id), IndexRecordOption::Basic);
+            let live = searcher
+                .search(&query, &Count)
+                .map_err(port_error("failed to look chunk ids up"))?;
+            if live > 0 {
+                stored.insert(id.clone());
+            }
+        }
+        Ok(stored)
+    }
+
     fn document_chunks(&self, document: &DocumentId) -> PortResult<Vec<crag_core::Chunk>> {
         let mut chunks = self.chunks_matching(vec![self.fields.document_term(document)])?;
         chunks.sort_by(|a, b| {
@@ -335,6 +352,31 @@ impl KeywordIndex for TantivyKeywordIndex {
         Ok(())
     }
 
+    async fn replace_documents(
+        &self,
+        replaced: &[DocumentId],
+        chunks: &[crag_core::Chunk],
+    ) -> PortResult<()> {
+        if replaced.is_empty() && chunks.is_empty() {
+            return Ok(());
+        }
+        let fields = self.inner.fields;
+        let writes: Vec<Write> = replaced
+            .iter()
+            .map(|id| Write::Delete(fields.document_term(id)))
+            .chain(chunks.iter().map(|chunk| {
+                Write::Upsert(fields.chunk_term(&chunk.id), fields.document_of(chunk))
+            }))
+            .collect();
+        self.blocking(move |inner| inner.commit(writes)).await?;
+        tracing::debug!(
+            documents = replaced.len(),
+            chunks = chunks.len(),
+            "replaced documents in keyword index"
+        );
+        Ok(())
+    }
+
     async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()> {
         if ids.is_empty() {
             return Ok(());
@@ -390,6 +432,14 @@ impl KeywordIndex for TantivyKeywordIndex {
         }
         let ids = ids.to_vec();
         self.blocking(move |inner| inner.get(&ids)).await
+    }
+
+    async fn contains(&self, ids: &[ChunkId]) -> PortResult<HashSet<ChunkId>> {
+        if ids.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let ids = ids.to_vec();
+        self.blocking(move |inner| inner.contains(&ids)).await
     }
 
     async fn document_chunks(&self, document: &DocumentId) -> PortResult<Vec<crag_core::Chunk>> {

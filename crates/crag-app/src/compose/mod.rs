@@ -180,6 +180,19 @@ pub async fn engine(config: &Config) -> Result<Engine> {
         config.engine_config(),
     )
     .await?;
+    if config.server.reconcile_on_start {
+        let report = engine
+            .reconcile()
+            .await
+            .context("failed to reconcile the indexes at start")?;
+        tracing::info!(
+            documents = report.documents_checked,
+            orphans_removed = report.orphans_removed.len(),
+            documents_repaired = report.documents_repaired.len(),
+            elapsed_ms = report.elapsed.as_millis() as u64,
+            "indexes reconciled"
+        );
+    }
     let cgrag = cgrag(config, engine.symbol_index().cloned()).await?;
     Ok(engine.with_crag(parts)?.with_cgrag(cgrag)?)
 }

@@ -7,7 +7,7 @@ use crag_ports::{ChatMessage, CompletionRequest, ErrorKind, LanguageModel, Role}
 use serde_json::json;
 use url::Url;
 
-use crate::support::{closed_port_url, FakeServer, Reply};
+use crate::support::{closed_port_url, hang_up_url, FakeServer, HangUp, Reply};
 
 fn config(base_url: Url) -> OpenAiChatConfig {
     OpenAiChatConfig {
@@ -288,6 +288,22 @@ async fn refused_connection_is_unavailable() {
         .expect_err("nothing listens");
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
     assert!(err.to_string().contains("after 4 attempts"), "{err}");
+}
+
+#[tokio::test]
+async fn connections_closed_without_or_mid_answer_are_unavailable_after_retries() {
+    for how in [HangUp::Silent, HangUp::MidBody] {
+        let chat = OpenAiChat::new(config(hang_up_url("/v1", how))).expect("chat");
+        let err = chat
+            .complete(&request())
+            .await
+            .expect_err("the server hangs up");
+        assert_eq!(err.kind(), ErrorKind::Unavailable, "{how:?}: {err}");
+        assert!(
+            err.to_string().contains("after 4 attempts"),
+            "{how:?}: {err}"
+        );
+    }
 }
 
 #[tokio::test]

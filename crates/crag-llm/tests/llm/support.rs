@@ -183,3 +183,35 @@ async fn handle(
     }
     response.body(Body::from(reply.body)).expect("response")
 }
+
+/// How a [`hang_up_url`] server ends each connection.
+#[derive(Debug, Clone, Copy)]
+pub enum HangUp {
+    /// Reads the request and closes the connection without a byte of answer.
+    Silent,
+    /// Sends a 200 status line and headers announcing a longer body, half the body, then
+    /// closes the connection.
+    MidBody,
+}
+
+/// Returns a URL on 127.0.0.1 whose server accepts every connection and hangs up on it as
+/// `how` says (a crashed or restarting service, a proxy resetting connections).
+pub fn hang_up_url(path: &str, how: HangUp) -> Url {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("local addr");
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().map_while(Result::ok) {
+            let mut buffer = [0u8; 4096];
+            let _ = socket.read(&mut buffer);
+            if let HangUp::MidBody = how {
+                let _ = socket.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                      content-length: 400\r\n\r\n{\"choices\": [{\"mess",
+                );
+            }
+            drop(socket);
+        }
+    });
+    Url::parse(&format!("http://{addr}{path}")).expect("url")
+}

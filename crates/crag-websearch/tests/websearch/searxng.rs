@@ -8,7 +8,9 @@ use crag_ports::{ErrorKind, WebSearch};
 use crag_websearch::{SearxngConfig, SearxngSearch};
 use url::Url;
 
-use crate::server::{fixture, refused_url, triples, Canned, TestServer, STALL, TIMEOUT_BOUND};
+use crate::server::{
+    fixture, hang_up_url, refused_url, triples, Canned, HangUp, TestServer, STALL, TIMEOUT_BOUND,
+};
 
 fn searxng(base_url: Url) -> SearxngSearch {
     SearxngSearch::new(SearxngConfig::new(base_url)).unwrap()
@@ -206,6 +208,16 @@ async fn connection_refused_is_unavailable() {
     let error = search.search("crag", 5).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Unavailable);
     assert_eq!(error.to_string(), "searxng is unreachable");
+}
+
+#[tokio::test]
+async fn connections_closed_without_or_mid_answer_are_unavailable() {
+    for how in [HangUp::Silent, HangUp::MidBody] {
+        let search = searxng(hang_up_url("/", how));
+        let error = search.search("crag", 5).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Unavailable, "{how:?}: {error}");
+        assert!(error.to_string().contains("searxng"), "{how:?}: {error}");
+    }
 }
 
 #[tokio::test]
