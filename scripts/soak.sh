@@ -13,6 +13,8 @@ cd "$CRAG_ROOT"
 export CRAG_LOAD_SECS="${CRAG_LOAD_SECS:-300}"
 crag_log "load: 8 clients for ${CRAG_LOAD_SECS}s"
 cargo test --locked -p crag-http --test load -- --nocapture
+crag_log "slow clients"
+cargo test --locked -p crag-http --test slow_clients -- --nocapture
 crag_log "index consistency after interrupted writes"
 cargo test --locked -p crag-app --test reconcile -- --nocapture
 crag_log "faults of the web search and LLM services"

@@ -717,3 +717,90 @@ async fn every_rpc_needs_a_token() {
     }
     s.shutdown().await;
 }
+
+/// 1 ms deadlines and ingest streams the client abandons half-way: the call fails with a
+/// clear code (or completes), the server keeps serving, and whatever was cut off leaves both
+/// indexes agreeing (a query never meets a half-ingested document; `reconcile` finds at most
+/// what the cancellation left and repairs it).
+#[tokio::test]
+async fn deadlines_and_abandoned_streams_leave_the_indexes_consistent() {
+    let s = server(|_| {}, &[]).await;
+    let mut client = s.client().await;
+    client.ingest(tokio_stream::iter(fixture())).await.unwrap();
+
+    let mut hasty = Request::new(query("how does reciprocal rank fusion merge lists?"));
+    hasty.set_timeout(Duration::from_millis(1));
+    match client.query(hasty).await {
+        Ok(_) => {}
+        Err(status) => assert!(
+            matches!(status.code(), Code::DeadlineExceeded | Code::Cancelled),
+            "{status:?}"
+        ),
+    }
+
+    // Ingests cut off by a 1 ms deadline, a few times over.
+    for round in 0..5 {
+        let docs: Vec<Document> = (0..8)
+            .map(|i| {
+                doc(
+                    &format!("hasty/{round}-{i}.md"),
+                    &format!("Hasty note {round} {i}: the kiln fires the glaze at cone six."),
+                    "prose",
+                )
+            })
+            .collect();
+        let mut hasty = Request::new(tokio_stream::iter(docs));
+        hasty.set_timeout(Duration::from_millis(1));
+        if let Err(status) = client.ingest(hasty).await {
+            assert!(
+                matches!(status.code(), Code::DeadlineExceeded | Code::Cancelled),
+                "{status:?}"
+            );
+        }
+    }
+
+    // A stream the client abandons after one document.
+    let abandoned = tokio_stream::StreamExt::chain(
+        tokio_stream::iter(vec![doc(
+            "abandoned/a.md",
+            "Half a stream of pottery notes.",
+            "prose",
+        )]),
+        tokio_stream::pending(),
+    );
+    let mut c = client.clone();
+    let cut = tokio::time::timeout(Duration::from_millis(500), c.ingest(abandoned)).await;
+    assert!(
+        cut.is_err(),
+        "the stream never ends, so the call cannot complete"
+    );
+
+    // The server serves on; what a cancellation cut between the two index writes is
+    // repaired once, and a stream abandoned half-way stored nothing (a stream is ingested
+    // whole or not at all).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stats = client.stats(StatsRequest {}).await.unwrap().into_inner();
+    assert!(stats.documents >= 3, "{stats:?}");
+    let first = s.engine.reconcile().await.unwrap();
+    println!("after the cancelled calls: {first:?}");
+    let report = s.engine.reconcile().await.unwrap();
+    assert!(
+        !report.repaired(),
+        "a second reconcile finds nothing: {report:?}"
+    );
+    let stats = s.engine.stats().await.unwrap();
+    assert_eq!(stats.keyword_chunks, stats.vector_chunks, "{stats:?}");
+    let answer = client
+        .query(query("half a stream of pottery notes"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        answer
+            .artifacts
+            .iter()
+            .all(|a| a.document_id != "abandoned/a.md"),
+        "{answer:?}"
+    );
+    s.shutdown().await;
+}

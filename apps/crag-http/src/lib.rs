@@ -8,6 +8,7 @@
 //! `server.max_concurrent_requests` are refused with 503 instead of queued; each request has
 //! the `server.request_timeout_ms` deadline.
 
+mod conn;
 pub mod dto;
 mod error;
 mod metrics;
@@ -42,6 +43,7 @@ pub struct AppState {
 struct Inner {
     api: Api,
     max_body_bytes: usize,
+    header_timeout: Duration,
     metrics: HttpMetrics,
 }
 
@@ -53,6 +55,7 @@ impl AppState {
             inner: Arc::new(Inner {
                 api: Api::new(engine, config, tokens),
                 max_body_bytes: config.limits.max_body_bytes,
+                header_timeout: Duration::from_millis(config.server.header_read_timeout_ms),
                 metrics,
             }),
         })
@@ -66,6 +69,12 @@ impl AppState {
     /// The engine.
     pub fn engine(&self) -> &Engine {
         self.inner.api.engine()
+    }
+
+    /// How long a client may take to send its request headers
+    /// (`server.header_read_timeout_ms`).
+    pub fn header_timeout(&self) -> Duration {
+        self.inner.header_timeout
     }
 }
 
@@ -95,19 +104,17 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then lets in-flight requests
-/// finish (at most `grace`).
+/// finish (at most `grace`). A client that has not sent its request headers within
+/// `header_timeout` is disconnected.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
+    header_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
     crag_app::serve_gracefully(
-        |signal| {
-            std::future::IntoFuture::into_future(
-                axum::serve(listener, router).with_graceful_shutdown(signal),
-            )
-        },
+        |signal| conn::serve_connections(listener, router, header_timeout, signal),
         shutdown,
         grace,
         "HTTP",
@@ -129,7 +136,8 @@ pub async fn run(
         ready.set_ready(false);
         tracing::info!("shutting down HTTP: draining in-flight requests");
     };
-    serve(listener, router(state), shutdown, grace).await
+    let header_timeout = state.header_timeout();
+    serve(listener, router(state), header_timeout, shutdown, grace).await
 }
 
 /// Bearer-token check on every API route (health checks are outside it).

@@ -15,10 +15,12 @@ use std::time::{Duration, Instant};
 
 use crag_app::TokenSet;
 use crag_config::Config;
-use crag_http::{router, AppState};
+use crag_http::AppState;
 use serde_json::{json, Value};
 
-const TOKEN: &str = "load-token-0123456789";
+mod support;
+use support::{post, serve, TOKEN};
+
 const CLIENTS: usize = 8;
 /// How long a client waits after a 503 before its next request (as a client honouring
 /// shedding does).
@@ -65,23 +67,6 @@ fn percentile(values: &mut [f64], p: f64) -> f64 {
     values.sort_by(f64::total_cmp);
     let rank = ((p / 100.0) * (values.len() - 1) as f64).round() as usize;
     values[rank]
-}
-
-async fn post(client: &reqwest::Client, base: &str, path: &str, body: Value) -> (u16, Value) {
-    match client
-        .post(format!("{base}{path}"))
-        .bearer_auth(TOKEN)
-        .json(&body)
-        .send()
-        .await
-    {
-        Ok(response) => {
-            let status = response.status().as_u16();
-            let body = response.json().await.unwrap_or(Value::Null);
-            (status, body)
-        }
-        Err(e) => (0, json!({"transport": e.to_string()})),
-    }
 }
 
 fn load_documents_in(body: &Value) -> Vec<String> {
@@ -206,9 +191,7 @@ async fn eight_clients_of_mixed_load_see_no_error_and_no_half_document() {
     let state = AppState::new(engine.clone(), &config, TokenSet::new(&[TOKEN.to_owned()])).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = tokio::spawn(async move {
-        axum::serve(listener, router(state)).await.unwrap();
-    });
+    let server = tokio::spawn(serve(listener, state));
 
     let http = reqwest::Client::new();
     let (status, body) = post(
@@ -287,69 +270,5 @@ async fn eight_clients_of_mixed_load_see_no_error_and_no_half_document() {
     let stats = engine.stats().await.unwrap();
     assert_eq!(stats.documents, t.ingested.len() + 2);
     assert_eq!(stats.keyword_chunks, stats.vector_chunks);
-    server.abort();
-}
-
-/// A client that sends its headers and then trickles its body (slow loris on the body) gets
-/// the deadline's 504 once `server.request_timeout_ms` has passed; the slot it held is free
-/// again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_trickled_body_is_cut_off_by_the_request_deadline() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        data_dir: dir.path().join("data"),
-        ..Config::default()
-    };
-    config.server.request_timeout_ms = 1_000;
-    config.server.max_concurrent_requests = 1;
-    config.validate().unwrap();
-    let engine = crag_app::compose::engine(&config).await.unwrap();
-    let state = AppState::new(engine, &config, TokenSet::new(&[TOKEN.to_owned()])).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, router(state)).await.unwrap();
-    });
-
-    // A blocking client on its own thread: headers, then a byte now and then, never the
-    // whole body; then it waits for the answer.
-    let answer = tokio::task::spawn_blocking(move || {
-        use std::io::{Read, Write};
-        let mut socket = std::net::TcpStream::connect(addr).unwrap();
-        let head = format!(
-            "POST /v1/query HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {TOKEN}\r\n\
-             content-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"query\": \"sou"
-        );
-        socket.write_all(head.as_bytes()).unwrap();
-        for _ in 0..5 {
-            std::thread::sleep(Duration::from_millis(500));
-            if socket.write_all(b"r").is_err() {
-                break;
-            }
-        }
-        socket
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        let mut answer = vec![0u8; 4096];
-        let n = socket
-            .read(&mut answer)
-            .expect("the server answers within the deadline and some slack");
-        String::from_utf8_lossy(&answer[..n]).into_owned()
-    })
-    .await
-    .unwrap();
-    assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
-    assert!(answer.contains("deadline_exceeded"), "{answer}");
-
-    // The one slot is free again: a normal request is served.
-    let http = reqwest::Client::new();
-    let (status, body) = post(
-        &http,
-        &format!("http://{addr}"),
-        "/v1/query",
-        json!({"query": "sourdough", "topK": 1, "useCrag": false}),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
     server.abort();
 }

@@ -22,6 +22,9 @@ pub struct ServerSection {
     pub max_concurrent_requests: usize,
     /// On SIGTERM / Ctrl-C, how long in-flight requests may take to finish.
     pub shutdown_grace_ms: u64,
+    /// How long an HTTP client may take to send its request headers before it is
+    /// disconnected (slow clients); bodies are bounded by `request_timeout_ms`.
+    pub header_read_timeout_ms: u64,
     /// At start, bring the vector and symbol indexes back in line with the keyword catalogue
     /// after an interrupted write (`crag reconcile`; one scan of each index's ids).
     pub reconcile_on_start: bool,
@@ -35,6 +38,7 @@ impl Default for ServerSection {
             request_timeout_ms: 30_000,
             max_concurrent_requests: 32,
             shutdown_grace_ms: 30_000,
+            header_read_timeout_ms: 30_000,
             reconcile_on_start: true,
         }
     }
@@ -44,6 +48,9 @@ impl ServerSection {
     pub(crate) fn validate(&self) -> Result<()> {
         if self.request_timeout_ms == 0 {
             bail!("server.request_timeout_ms must be positive");
+        }
+        if self.header_read_timeout_ms == 0 {
+            bail!("server.header_read_timeout_ms must be positive");
         }
         if self.max_concurrent_requests == 0 {
             bail!("server.max_concurrent_requests must be positive");
