@@ -13,13 +13,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crag_app::TokenSet;
-use crag_config::Config;
-use crag_http::AppState;
 use serde_json::{json, Value};
 
 mod support;
-use support::{post, serve, TOKEN};
+use support::{post, start};
 
 const CLIENTS: usize = 8;
 /// How long a client waits after a 503 before its next request (as a client honouring
@@ -179,19 +176,10 @@ async fn eight_clients_of_mixed_load_see_no_error_and_no_half_document() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(15);
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        data_dir: dir.path().join("data"),
-        ..Config::default()
-    };
     // Fewer slots than clients, so shedding happens and is checked to be clean.
-    config.server.max_concurrent_requests = 6;
-    config.validate().unwrap();
-    let engine = crag_app::compose::engine(&config).await.unwrap();
-    let state = AppState::new(engine.clone(), &config, TokenSet::new(&[TOKEN.to_owned()])).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = tokio::spawn(serve(listener, state));
+    let running = start(|c| c.server.max_concurrent_requests = 6).await;
+    let base = running.base();
+    let engine = &running.engine;
 
     let http = reqwest::Client::new();
     let (status, body) = post(
@@ -270,5 +258,5 @@ async fn eight_clients_of_mixed_load_see_no_error_and_no_half_document() {
     let stats = engine.stats().await.unwrap();
     assert_eq!(stats.documents, t.ingested.len() + 2);
     assert_eq!(stats.keyword_chunks, stats.vector_chunks);
-    server.abort();
+    running.server.abort();
 }

@@ -3,32 +3,22 @@
 
 use std::time::{Duration, Instant};
 
-use crag_app::TokenSet;
-use crag_config::Config;
-use crag_http::AppState;
 use serde_json::json;
 
 mod support;
-use support::{post, serve, TOKEN};
+use support::{post, start, TOKEN};
 
 /// A client that sends its headers and then trickles its body (slow loris on the body) gets
 /// the deadline's 504 once `server.request_timeout_ms` has passed; the slot it held is free
 /// again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trickled_body_is_cut_off_by_the_request_deadline() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        data_dir: dir.path().join("data"),
-        ..Config::default()
-    };
-    config.server.request_timeout_ms = 1_000;
-    config.server.max_concurrent_requests = 1;
-    config.validate().unwrap();
-    let engine = crag_app::compose::engine(&config).await.unwrap();
-    let state = AppState::new(engine, &config, TokenSet::new(&[TOKEN.to_owned()])).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(serve(listener, state));
+    let running = start(|c| {
+        c.server.request_timeout_ms = 1_000;
+        c.server.max_concurrent_requests = 1;
+    })
+    .await;
+    let addr = running.addr;
 
     // A blocking client on its own thread: headers, then a byte now and then, never the
     // whole body; then it waits for the answer.
@@ -70,25 +60,15 @@ async fn a_trickled_body_is_cut_off_by_the_request_deadline() {
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    server.abort();
+    running.server.abort();
 }
 
 /// A client that trickles its request headers (slow loris) is disconnected once
 /// `server.header_read_timeout_ms` has passed, and the server goes on serving others.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trickled_headers_are_cut_off_by_the_header_timeout() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        data_dir: dir.path().join("data"),
-        ..Config::default()
-    };
-    config.server.header_read_timeout_ms = 1_000;
-    config.validate().unwrap();
-    let engine = crag_app::compose::engine(&config).await.unwrap();
-    let state = AppState::new(engine, &config, TokenSet::new(&[TOKEN.to_owned()])).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(serve(listener, state));
+    let running = start(|c| c.server.header_read_timeout_ms = 1_000).await;
+    let addr = running.addr;
 
     // A header byte every 250 ms, for at most 20 s, until the server hangs up.
     let outcome = tokio::task::spawn_blocking(move || {
@@ -141,5 +121,5 @@ async fn trickled_headers_are_cut_off_by_the_header_timeout() {
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    server.abort();
+    running.server.abort();
 }

@@ -1,16 +1,59 @@
 //! What the socket-level tests share: the server as `crag serve` runs it, and a JSON POST.
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
+use crag_app::TokenSet;
+use crag_config::Config;
+use crag_engine::Engine;
 use crag_http::{router, AppState};
 use serde_json::{json, Value};
 
 /// The bearer token the tests configure.
 pub const TOKEN: &str = "socket-token-0123456789";
 
+/// A server on 127.0.0.1 over the real stack in a temporary data directory.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub engine: Engine,
+    pub server: tokio::task::JoinHandle<()>,
+    _dir: tempfile::TempDir,
+}
+
+impl Running {
+    /// `http://<addr>`.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// Starts the server with the default configuration changed by `tweak`, requiring [`TOKEN`].
+pub async fn start(tweak: impl FnOnce(&mut Config)) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        data_dir: dir.path().join("data"),
+        ..Config::default()
+    };
+    tweak(&mut config);
+    config.validate().unwrap();
+    let engine = crag_app::compose::engine(&config).await.unwrap();
+    let state = AppState::new(engine.clone(), &config, TokenSet::new(&[TOKEN.to_owned()])).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(serve(listener, state));
+    Running {
+        addr,
+        engine,
+        server,
+        _dir: dir,
+    }
+}
+
 /// Serves the API on `listener` the way `crag serve` does (its accept loop, header timeout
 /// and graceful shutdown), until the task is aborted.
-pub async fn serve(listener: tokio::net::TcpListener, state: AppState) {
+async fn serve(listener: tokio::net::TcpListener, state: AppState) {
     let header_timeout = state.header_timeout();
     crag_http::serve(
         listener,
