@@ -102,6 +102,14 @@ fn ingest_query_stats_round_trip() {
     assert_eq!(stats["keywordChunks"], stats["vectorChunks"]);
     assert_eq!(stats["dimension"], 384);
     assert!(stats["bytesOnDisk"].as_u64().expect("size") > 0);
+
+    let reconciled = stdout_json(&crag(data.path(), &["reconcile", "--json"]));
+    assert_eq!(reconciled["documentsChecked"], 6, "{reconciled}");
+    assert_eq!(reconciled["orphansRemoved"], serde_json::json!([]));
+    assert_eq!(reconciled["documentsRepaired"], serde_json::json!([]));
+    let out = crag(data.path(), &["reconcile"]);
+    assert_success(&out);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("the indexes agree"));
 }
 
 #[test]
@@ -124,6 +132,7 @@ fn bad_input_is_a_clear_error() {
             "overlap_tokens",
         ),
         (&["stats"], "run `crag ingest PATH` first"),
+        (&["reconcile"], "run `crag ingest PATH` first"),
     ];
     for (args, message) in cases {
         let out = crag(data.path(), args);
