@@ -222,7 +222,6 @@ struct StatsOutput<'a> {
     bytes_on_disk: u64,
 }
 
-/// Prints index statistics.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ReconcileOutput<'a> {
@@ -233,6 +232,7 @@ struct ReconcileOutput<'a> {
     elapsed_ms: f64,
 }
 
+/// Prints what a reconciliation repaired.
 pub fn reconcile(r: &ReconcileReport, json: bool) -> Result<()> {
     let out = ReconcileOutput {
         documents_checked: r.documents_checked,
@@ -264,6 +264,7 @@ pub fn reconcile(r: &ReconcileReport, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// Prints index statistics.
 pub fn stats(data_dir: &Path, s: &EngineStats, bytes: u64, json: bool) -> Result<()> {
     let out = StatsOutput {
         data_dir: data_dir.display().to_string(),

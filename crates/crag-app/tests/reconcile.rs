@@ -133,6 +133,18 @@ fn doc(id: &str, title: &str, text: &str) -> Document {
 const BREAD_V1: &str = "Sourdough bread needs a starter, flour, water and salt.";
 const BREAD_V2: &str = "Rye bread is dense and sour; proof it in a banneton overnight.";
 
+/// A changed version of bread.md and a new document: the batch whose keyword write fails.
+fn second_batch() -> Vec<Document> {
+    vec![
+        doc("bread.md", "Bread", BREAD_V2),
+        doc(
+            "tea.md",
+            "Tea",
+            "Green tea steeps for two minutes in water just below boiling.",
+        ),
+    ]
+}
+
 async fn ingest(engine: &Engine, docs: Vec<Document>) -> crag_engine::Result<()> {
     engine
         .ingest(docs, Vec::new(), &Scope::None, &NoProgress)
@@ -188,18 +200,7 @@ async fn an_interrupted_write_is_never_served_by_half_and_is_repaired() {
 
     // The keyword write of a batch fails after its vectors were written.
     stack.keywords.failing.store(true, Ordering::SeqCst);
-    let failed = ingest(
-        engine,
-        vec![
-            doc("bread.md", "Bread", BREAD_V2),
-            doc(
-                "tea.md",
-                "Tea",
-                "Green tea steeps for two minutes in water just below boiling.",
-            ),
-        ],
-    )
-    .await;
+    let failed = ingest(engine, second_batch()).await;
     assert!(failed.is_err(), "the failed write is reported");
     stack.keywords.failing.store(false, Ordering::SeqCst);
     assert_eq!(
@@ -292,19 +293,7 @@ async fn an_interrupted_write_is_never_served_by_half_and_is_repaired() {
     );
 
     // The failed ingestion, run again, completes.
-    ingest(
-        engine,
-        vec![
-            doc("bread.md", "Bread", BREAD_V2),
-            doc(
-                "tea.md",
-                "Tea",
-                "Green tea steeps for two minutes in water just below boiling.",
-            ),
-        ],
-    )
-    .await
-    .unwrap();
+    ingest(engine, second_batch()).await.unwrap();
     assert!(hit_documents(engine, "green tea steeping water")
         .await
         .contains(&"tea.md".to_owned()));

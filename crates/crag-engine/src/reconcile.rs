@@ -13,7 +13,7 @@
 //!
 //! Nothing the catalogue lists is ever deleted, so reconciling loses no ingested document.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crag_core::DocumentId;
@@ -57,8 +57,7 @@ impl Engine {
             .into_iter()
             .map(|d| (d.id, (d.chunks, d.content_hash)))
             .collect();
-        let catalogued: HashMap<&DocumentId, usize> =
-            catalogue.iter().map(|d| (&d.id, d.chunks)).collect();
+        let catalogued: HashSet<&DocumentId> = catalogue.iter().map(|d| &d.id).collect();
         let mut report = ReconcileReport {
             documents_checked: catalogue.len(),
             ..ReconcileReport::default()
@@ -66,7 +65,7 @@ impl Engine {
 
         report.orphans_removed = vector_side
             .keys()
-            .filter(|id| !catalogued.contains_key(id))
+            .filter(|id| !catalogued.contains(id))
             .cloned()
             .collect();
         report.orphans_removed.sort();

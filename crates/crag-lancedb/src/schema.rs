@@ -28,11 +28,11 @@ pub(crate) const VECTOR: &str = "vector";
 /// Column LanceDB adds to vector search results.
 const DISTANCE: &str = "_distance";
 
-/// Every column but the vector, and the distance: what a search reads back. Naming `_distance`
-/// explicitly keeps LanceDB from warning that it will stop adding it on its own.
 /// The columns [`read_document_rows`] reads.
 pub(crate) const DOCUMENT_COLUMNS: &[&str] = &[DOCUMENT_ID, CHUNK_ID, CONTENT_HASH];
 
+/// Every column but the vector, and the distance: what a search reads back. Naming `_distance`
+/// explicitly keeps LanceDB from warning that it will stop adding it on its own.
 pub(crate) const SEARCH_COLUMNS: &[&str] = &[
     CHUNK_ID,
     DOCUMENT_ID,

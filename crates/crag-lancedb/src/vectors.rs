@@ -1,11 +1,9 @@
 //! Reading stored embeddings back by chunk id (pseudo-relevance feedback's Rocchio step), and
 //! the stored documents (reconciliation with the keyword index).
 
-use std::collections::BTreeMap;
-
 use arrow_array::RecordBatch;
-use crag_core::{ChunkId, DocumentId};
-use crag_ports::{DocumentEntry, PortResult};
+use crag_core::ChunkId;
+use crag_ports::{DocumentEntries, DocumentEntry, PortResult};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
@@ -62,29 +60,13 @@ impl LanceVectorIndex {
             .try_collect()
             .await
             .map_err(map_lance_error(MESSAGE))?;
-        let mut listed: BTreeMap<DocumentId, (ChunkId, DocumentEntry)> = BTreeMap::new();
+        let mut entries = DocumentEntries::default();
         for batch in &batches {
             for (document, chunk, hash) in schema::read_document_rows(batch)? {
-                match listed.get_mut(&document) {
-                    Some((first, entry)) => {
-                        entry.chunks += 1;
-                        if chunk < *first {
-                            *first = chunk;
-                            entry.content_hash = hash;
-                        }
-                    }
-                    None => {
-                        let entry = DocumentEntry {
-                            id: document.clone(),
-                            content_hash: hash,
-                            chunks: 1,
-                        };
-                        listed.insert(document, (chunk, entry));
-                    }
-                }
+                entries.add(&document, &chunk, &hash);
             }
         }
-        Ok(listed.into_values().map(|(_, entry)| entry).collect())
+        Ok(entries.into_entries())
     }
 }
 

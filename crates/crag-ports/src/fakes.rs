@@ -9,10 +9,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk};
+use crag_core::{Chunk, DocumentId, ScoredChunk};
 
 use crate::{
-    DocumentEntry, EmbeddedChunk, Embedder, KeywordIndex, PortError, PortResult, VectorIndex,
+    DocumentEntries, DocumentEntry, EmbeddedChunk, Embedder, KeywordIndex, PortError, PortResult,
+    VectorIndex,
 };
 
 fn words(text: &str) -> impl Iterator<Item = (Range<usize>, String)> + '_ {
@@ -96,17 +97,11 @@ impl KeywordIndex for InMemoryKeywordIndex {
     }
 
     async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
-        let mut docs: BTreeMap<DocumentId, DocumentEntry> = BTreeMap::new();
+        let mut entries = DocumentEntries::default();
         for chunk in lock(&self.chunks).values() {
-            docs.entry(chunk.document_id.clone())
-                .or_insert_with(|| DocumentEntry {
-                    id: chunk.document_id.clone(),
-                    content_hash: chunk.content_hash.clone(),
-                    chunks: 0,
-                })
-                .chunks += 1;
+            entries.add(&chunk.document_id, &chunk.id, &chunk.content_hash);
         }
-        Ok(docs.into_values().collect())
+        Ok(entries.into_entries())
     }
 
     async fn get(&self, ids: &[crag_core::ChunkId]) -> PortResult<Vec<Chunk>> {
@@ -257,25 +252,12 @@ impl VectorIndex for InMemoryVectorIndex {
     }
 
     async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
-        let mut listed: std::collections::BTreeMap<DocumentId, (ChunkId, DocumentEntry)> =
-            Default::default();
+        let mut entries = DocumentEntries::default();
         for r in lock(&self.records).values() {
             let c = &r.chunk;
-            let (first, entry) = listed.entry(c.document_id.clone()).or_insert_with(|| {
-                let entry = DocumentEntry {
-                    id: c.document_id.clone(),
-                    content_hash: c.content_hash.clone(),
-                    chunks: 0,
-                };
-                (c.id.clone(), entry)
-            });
-            entry.chunks += 1;
-            if c.id < *first {
-                first.clone_from(&c.id);
-                entry.content_hash.clone_from(&c.content_hash);
-            }
+            entries.add(&c.document_id, &c.id, &c.content_hash);
         }
-        Ok(listed.into_values().map(|(_, e)| e).collect())
+        Ok(entries.into_entries())
     }
 
     async fn count(&self) -> PortResult<usize> {

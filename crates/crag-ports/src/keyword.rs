@@ -1,4 +1,4 @@
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Debug;
 
 use async_trait::async_trait;
@@ -15,6 +15,47 @@ pub struct DocumentEntry {
     pub content_hash: String,
     /// Number of chunks stored for it.
     pub chunks: usize,
+}
+
+/// Builds the [`DocumentEntry`] list of an index from its stored chunks, one rule for every
+/// adapter (the keyword and vector listings are compared by `Engine::reconcile`): each
+/// document once, ordered by id, with its number of chunks and the content hash of its chunk
+/// with the lowest id.
+#[derive(Debug, Default)]
+pub struct DocumentEntries {
+    documents: BTreeMap<DocumentId, (ChunkId, DocumentEntry)>,
+}
+
+impl DocumentEntries {
+    /// Counts one stored chunk.
+    pub fn add(&mut self, document: &DocumentId, chunk: &ChunkId, content_hash: &str) {
+        match self.documents.get_mut(document) {
+            Some((first, entry)) => {
+                entry.chunks += 1;
+                if chunk < first {
+                    first.clone_from(chunk);
+                    content_hash.clone_into(&mut entry.content_hash);
+                }
+            }
+            None => {
+                let entry = DocumentEntry {
+                    id: document.clone(),
+                    content_hash: content_hash.to_owned(),
+                    chunks: 1,
+                };
+                self.documents
+                    .insert(document.clone(), (chunk.clone(), entry));
+            }
+        }
+    }
+
+    /// The entries, ordered by document id.
+    pub fn into_entries(self) -> Vec<DocumentEntry> {
+        self.documents
+            .into_values()
+            .map(|(_, entry)| entry)
+            .collect()
+    }
 }
 
 /// Full-text index ranking chunks by BM25.

@@ -24,7 +24,7 @@ pub use embedder::Embedder;
 pub use error::{ErrorKind, PortError, PortResult};
 pub use evaluator::RelevanceEvaluator;
 pub use gaps::{ContextItem, GapDetector, GapReport};
-pub use keyword::{DocumentEntry, KeywordIndex};
+pub use keyword::{DocumentEntries, DocumentEntry, KeywordIndex};
 pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role, MAX_TEMPERATURE};
 pub use reranker::{RerankScore, Reranker};
 pub use session::{SessionStore, DEFAULT_MAX_NODES};

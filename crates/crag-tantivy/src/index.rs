@@ -1,13 +1,13 @@
 //! The keyword index over an on-disk Tantivy index.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk, WeightedTerm};
-use crag_ports::{DocumentEntry, ErrorKind, KeywordIndex, PortError, PortResult};
+use crag_ports::{DocumentEntries, DocumentEntry, ErrorKind, KeywordIndex, PortError, PortResult};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
@@ -283,8 +283,7 @@ impl Inner {
 
     fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
         const MESSAGE: &str = "failed to list keyword index documents";
-        // Per document: its lowest chunk id, whose content hash is reported, and the entry.
-        let mut documents: BTreeMap<DocumentId, (ChunkId, DocumentEntry)> = BTreeMap::new();
+        let mut entries = DocumentEntries::default();
         let searcher = self.reader.searcher();
         for segment in searcher.segment_readers() {
             let store = segment
@@ -295,26 +294,10 @@ impl Inner {
                 let chunk_id = self.fields.chunk_id(&doc)?;
                 let content_hash = self.fields.content_hash(&doc)?;
                 let document_id = self.fields.document_id(&doc)?;
-                match documents.get_mut(&document_id) {
-                    Some((first, entry)) => {
-                        entry.chunks += 1;
-                        if chunk_id < *first {
-                            content_hash.clone_into(&mut entry.content_hash);
-                            *first = chunk_id;
-                        }
-                    }
-                    None => {
-                        let entry = DocumentEntry {
-                            id: document_id.clone(),
-                            content_hash: content_hash.to_owned(),
-                            chunks: 1,
-                        };
-                        documents.insert(document_id, (chunk_id, entry));
-                    }
-                }
+                entries.add(&document_id, &chunk_id, content_hash);
             }
         }
-        Ok(documents.into_values().map(|(_, entry)| entry).collect())
+        Ok(entries.into_entries())
     }
 }
 
