@@ -1,6 +1,6 @@
 # Shared set-up for crag's scripts: sourced, not run.
-# Installs the system packages the build and tests need (protoc for lancedb, postgresql for the
-# session store's tests) and fetches the model assets.
+# Installs the system packages the build and tests need (protoc for lancedb, make for jemalloc,
+# postgresql for the session store's tests) and fetches the model assets.
 set -euo pipefail
 
 CRAG_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,6 +14,8 @@ crag_install_system_packages() {
   local missing=()
   command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  # jemalloc (crag's allocator, built by tikv-jemalloc-sys) is built with make.
+  command -v make >/dev/null 2>&1 || missing+=(make)
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
   # The Postgres session store's tests run a throwaway cluster (scripts/pg-cluster.sh).
   command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \

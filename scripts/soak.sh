@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The reliability runs at full length: sustained mixed load (8 clients over HTTP for
-# CRAG_LOAD_SECS, default 300 s), index consistency after injected write failures, and the
-# adapters against services that hang, hang up, answer 500/429 or garbage.
+# CRAG_LOAD_SECS, default 300 s), index consistency after injected write failures and after
+# `kill -9` during compaction, and the adapters against services that hang, hang up, answer
+# 500/429 or garbage.
 # CI runs the same tests at their short defaults (scripts/test.sh); figures go to
 # docs/reliability.md.
 #
@@ -17,6 +18,8 @@ crag_log "slow clients"
 cargo test --locked -p crag-http --test slow_clients -- --nocapture
 crag_log "index consistency after interrupted writes"
 cargo test --locked -p crag-app --test reconcile -- --nocapture
+crag_log "kill -9 during compaction"
+cargo test --locked -p crag-cli --test crash -- --nocapture
 crag_log "faults of the web search and LLM services"
 cargo test --locked -p crag-websearch -p crag-llm
 crag_log "soak finished"

@@ -51,10 +51,26 @@ struct Tally {
     seen: HashSet<String>,
 }
 
-fn resident_kib() -> Option<u64> {
+/// Resident memory, KiB: the whole (`VmRSS`), anonymous (`RssAnon`: heap, stacks) and
+/// file-backed (`RssFile`: mapped index files, the binary).
+#[derive(Debug, Clone, Copy)]
+struct Resident {
+    total: u64,
+    anon: u64,
+    file: u64,
+}
+
+fn resident_kib() -> Option<Resident> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some(Resident {
+        total: field("VmRSS:")?,
+        anon: field("RssAnon:")?,
+        file: field("RssFile:")?,
+    })
 }
 
 fn percentile(values: &mut [f64], p: f64) -> f64 {
@@ -218,6 +234,17 @@ async fn eight_clients_of_mixed_load_see_no_error_and_no_half_document() {
 
     let mut t = std::mem::take(&mut *tally.lock().unwrap());
     let requests = t.query_ms.len() + t.ingest_ms.len() + t.shed;
+    // In completion order (so before the percentiles below sort them): the first and last
+    // fifth of the ingests show whether ingestion slows down as the run goes on.
+    let fifth = t.ingest_ms.len() / 5;
+    if fifth > 0 {
+        let last = t.ingest_ms.len() - fifth;
+        println!(
+            "load: ingest p50 {:.0} ms in the first fifth, {:.0} ms in the last",
+            percentile(&mut t.ingest_ms[..fifth].to_vec(), 50.0),
+            percentile(&mut t.ingest_ms[last..].to_vec(), 50.0)
+        );
+    }
     println!(
         "load: {CLIENTS} clients, {:.0} s, {requests} requests ({} queries, {} ingests ok, {} shed), {} errors",
         elapsed.as_secs_f64(),
@@ -233,12 +260,20 @@ async fn eight_clients_of_mixed_load_see_no_error_and_no_half_document() {
         percentile(&mut t.ingest_ms, 50.0),
         percentile(&mut t.ingest_ms, 99.0)
     );
+    let versions = std::fs::read_dir(running.data_dir().join("vectors/chunks.lance/_versions"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    println!("load: {versions} vector table versions on disk at the end");
     if let (Some(warm), Some(end)) = (warm_kib, end_kib) {
         println!(
-            "load: resident {} MiB after warm-up, {} MiB at the end ({:+.1} %)",
-            warm / 1024,
-            end / 1024,
-            (end as f64 - warm as f64) / warm as f64 * 100.0
+            "load: resident {} MiB after warm-up, {} MiB at the end ({:+.1} %); anonymous {} -> {} MiB, file-backed {} -> {} MiB",
+            warm.total / 1024,
+            end.total / 1024,
+            (end.total as f64 - warm.total as f64) / warm.total as f64 * 100.0,
+            warm.anon / 1024,
+            end.anon / 1024,
+            warm.file / 1024,
+            end.file / 1024
         );
     }
     assert!(

@@ -194,6 +194,12 @@ pub struct VectorIndexSection {
     /// Chunks at which the ANN index is built (after an ingestion); at least
     /// [`MIN_ANN_ROWS`].
     pub ann_min_rows: usize,
+    /// Budget of LanceDB's metadata cache (manifests, file footers, deletion files), MiB;
+    /// at least 1. Every write adds entries for its new version and files, so without a
+    /// bound it grows with every ingestion until LanceDB's own 1 GiB default.
+    pub metadata_cache_mib: usize,
+    /// Budget of LanceDB's index cache (opened ANN index partitions), MiB; at least 1.
+    pub index_cache_mib: usize,
 }
 
 /// Default `vector_index.ann_min_rows`: below this many chunks an exact scan is fast enough.
@@ -203,11 +209,19 @@ pub const DEFAULT_ANN_MIN_ROWS: usize = 100_000;
 /// the rows, and a handful of rows trains nothing.
 pub const MIN_ANN_ROWS: usize = 256;
 
+/// Default `vector_index.metadata_cache_mib`.
+pub const DEFAULT_METADATA_CACHE_MIB: usize = 64;
+
+/// Default `vector_index.index_cache_mib`.
+pub const DEFAULT_INDEX_CACHE_MIB: usize = 1024;
+
 impl Default for VectorIndexSection {
     fn default() -> Self {
         Self {
             ann: true,
             ann_min_rows: DEFAULT_ANN_MIN_ROWS,
+            metadata_cache_mib: DEFAULT_METADATA_CACHE_MIB,
+            index_cache_mib: DEFAULT_INDEX_CACHE_MIB,
         }
     }
 }
@@ -219,6 +233,14 @@ impl VectorIndexSection {
                 "vector_index.ann_min_rows must be at least {MIN_ANN_ROWS}, got {}",
                 self.ann_min_rows
             );
+        }
+        for (key, mib) in [
+            ("metadata_cache_mib", self.metadata_cache_mib),
+            ("index_cache_mib", self.index_cache_mib),
+        ] {
+            if mib == 0 {
+                bail!("vector_index.{key} must be at least 1");
+            }
         }
         Ok(())
     }

@@ -316,6 +316,18 @@ fn the_ann_index_policy_is_configured_and_checked() {
         format!("{err:#}").contains("vector_index.ann_min_rows must be at least 256"),
         "{err:#}"
     );
+    let c = Config::load(
+        None,
+        vars(&[("CRAG_VECTOR_INDEX__METADATA_CACHE_MIB", "16")]),
+    )
+    .unwrap();
+    assert_eq!(c.vector_index.metadata_cache_mib, 16);
+    assert_eq!(c.vector_index.index_cache_mib, DEFAULT_INDEX_CACHE_MIB);
+    let err = Config::parse("[vector_index]\nindex_cache_mib = 0\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("vector_index.index_cache_mib must be at least 1"),
+        "{err:#}"
+    );
     let err = Config::parse("[vector_index]\nnprobes = 10\n").unwrap_err();
     assert!(format!("{err:#}").contains("nprobes"), "{err:#}");
 }

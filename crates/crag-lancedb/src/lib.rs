@@ -11,6 +11,7 @@
 mod ann;
 mod error;
 mod schema;
+mod tidy;
 mod vectors;
 
 use std::collections::HashMap;
@@ -22,33 +23,17 @@ use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk};
 use crag_ports::{DocumentEntry, EmbeddedChunk, PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
+use lance::session::Session;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
-use lancedb::table::optimize::Duration;
-use lancedb::table::{CompactionOptions, OptimizeAction};
 use lancedb::{Connection, DistanceType, Table};
 
 use crate::error::map_lance_error;
 use crate::schema::{ChunkSchema, VECTOR};
+pub use crate::tidy::CacheBudget;
+use crate::tidy::PruneClock;
 
 /// Most document ids put in one `DELETE ... IN (...)` predicate.
 const DELETE_BATCH: usize = 512;
-
-/// Small fragments (LanceDB's: under 100k rows) tolerated before [`VectorIndex::optimize`]
-/// compacts. Every write leaves a fragment of its own (an ingestion writes one per batch of
-/// documents) and a search pays per fragment: SciFact's 10192 chunks ingested in 84
-/// fragments searched in 36 ms, compacted into one in 16 ms (docs/benchmarks.md). Compaction
-/// rewrites the small fragments, so it is not run after every write.
-const COMPACT_AT_SMALL_FRAGMENTS: usize = 8;
-
-/// Share of deleted rows (kept in deletion files until compaction) that triggers compaction.
-const COMPACT_AT_DELETED_SHARE: f64 = 0.1;
-
-/// Superseded table versions younger than this are kept by [`VectorIndex::optimize`]: a
-/// search that started on one may still be reading its files. Older ones are removed; the data
-/// files only they used go once they are a week old (LanceDB never deletes younger files a
-/// live manifest does not name, as they may belong to a write in progress), so repeated
-/// ingestion does not grow the directory without bound.
-const KEEP_VERSIONS_FOR: Duration = Duration::hours(1);
 
 /// Rows at which [`AnnPolicy::default`] builds an ANN index. Below it an exact scan is fast
 /// enough (SciFact's 10192 chunks: 16 ms, docs/benchmarks.md) and exact.
@@ -105,16 +90,6 @@ pub struct TableLayout {
     pub deleted_rows: usize,
 }
 
-impl TableLayout {
-    /// Whether [`VectorIndex::optimize`] should compact: [`COMPACT_AT_SMALL_FRAGMENTS`] small
-    /// fragments, or [`COMPACT_AT_DELETED_SHARE`] of the rows deleted.
-    fn needs_compaction(&self) -> bool {
-        let total = self.rows + self.deleted_rows;
-        self.small_fragments >= COMPACT_AT_SMALL_FRAGMENTS
-            || (total > 0 && self.deleted_rows as f64 / total as f64 >= COMPACT_AT_DELETED_SHARE)
-    }
-}
-
 /// Vector index backed by one LanceDB table.
 ///
 /// Scores are `1 - cosine_distance / 2`, clamped to `[0, 1]`: LanceDB's cosine distance is
@@ -129,6 +104,9 @@ pub struct LanceVectorIndex {
     schema: Arc<ChunkSchema>,
     table: Table,
     ann: AnnPolicy,
+    budget: CacheBudget,
+    session: Arc<Session>,
+    prune: Arc<PruneClock>,
 }
 
 impl fmt::Debug for LanceVectorIndex {
@@ -138,6 +116,7 @@ impl fmt::Debug for LanceVectorIndex {
             .field("table", &self.table_name)
             .field("dimension", &self.schema.dimension())
             .field("ann", &self.ann)
+            .field("budget", &self.budget)
             .finish()
     }
 }
@@ -152,8 +131,20 @@ impl LanceVectorIndex {
     ///
     /// [`ErrorKind::InvalidInput`]: crag_ports::ErrorKind::InvalidInput
     pub async fn open(uri: &str, table: &str, dimension: usize) -> PortResult<Self> {
+        Self::open_with(uri, table, dimension, CacheBudget::default()).await
+    }
+
+    /// [`LanceVectorIndex::open`] with LanceDB's caches held to `budget`.
+    pub async fn open_with(
+        uri: &str,
+        table: &str,
+        dimension: usize,
+        budget: CacheBudget,
+    ) -> PortResult<Self> {
         let schema = Arc::new(ChunkSchema::new(dimension)?);
+        let session = Arc::new(budget.session());
         let connection = lancedb::connect(uri)
+            .session(Arc::clone(&session))
             .execute()
             .await
             .map_err(map_lance_error("failed to connect to vector database"))?;
@@ -170,6 +161,9 @@ impl LanceVectorIndex {
             schema,
             table: handle,
             ann: AnnPolicy::default(),
+            budget,
+            session,
+            prune: Arc::default(),
         })
     }
 
@@ -430,50 +424,9 @@ impl VectorIndex for LanceVectorIndex {
             .map_err(map_lance_error("failed to count vector table rows"))
     }
 
-    /// Compacts the table when it has [`COMPACT_AT_SMALL_FRAGMENTS`] small fragments or
-    /// [`COMPACT_AT_DELETED_SHARE`] of its rows deleted; builds or updates the ANN index as
-    /// [`AnnPolicy`] says; removes versions superseded more than [`KEEP_VERSIONS_FOR`] ago.
+    /// See [`LanceVectorIndex::tidy`].
     async fn optimize(&self) -> PortResult<()> {
-        let layout = self.layout().await?;
-        if layout.needs_compaction() {
-            let compacted = self
-                .table
-                .optimize(OptimizeAction::Compact {
-                    options: CompactionOptions::default(),
-                    remap_options: None,
-                })
-                .await
-                .map_err(map_lance_error("failed to compact vector table"))?;
-            let metrics = compacted.compaction.unwrap_or_default();
-            tracing::info!(
-                table = %self.table_name,
-                small_fragments = layout.small_fragments,
-                deleted_rows = layout.deleted_rows,
-                fragments_removed = metrics.fragments_removed,
-                fragments_added = metrics.fragments_added,
-                "compacted vector table"
-            );
-        }
-        self.maintain_ann(layout.rows).await?;
-        let pruned = self
-            .table
-            .optimize(OptimizeAction::Prune {
-                older_than: Some(KEEP_VERSIONS_FOR),
-                delete_unverified: None,
-                error_if_tagged_old_versions: None,
-            })
-            .await
-            .map_err(map_lance_error("failed to prune vector table versions"))?;
-        let removal = pruned.prune.unwrap_or_default();
-        if removal.old_versions > 0 {
-            tracing::debug!(
-                table = %self.table_name,
-                versions_removed = removal.old_versions,
-                bytes_removed = removal.bytes_removed,
-                "pruned vector table versions"
-            );
-        }
-        Ok(())
+        self.tidy().await
     }
 }
 

@@ -27,6 +27,11 @@ impl Running {
     pub fn base(&self) -> String {
         format!("http://{}", self.addr)
     }
+
+    /// The server's data directory.
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        self._dir.path().join("data")
+    }
 }
 
 /// Starts the server with the default configuration changed by `tweak`, requiring [`TOKEN`].

@@ -14,7 +14,7 @@ use crag_engine::{
     LlmGapDetector,
 };
 use crag_expansion::SynonymTable;
-use crag_lancedb::{AnnPolicy, LanceVectorIndex};
+use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
 use crag_ports::{GapDetector, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
@@ -41,6 +41,14 @@ pub fn ann_policy(section: &VectorIndexSection) -> AnnPolicy {
         AnnPolicy::FromRows(section.ann_min_rows)
     } else {
         AnnPolicy::Off
+    }
+}
+
+/// LanceDB's cache budgets of `[vector_index]`.
+pub fn cache_budget(section: &VectorIndexSection) -> CacheBudget {
+    CacheBudget {
+        metadata_bytes: section.metadata_cache_mib << 20,
+        index_bytes: section.index_cache_mib << 20,
     }
 }
 
@@ -81,9 +89,14 @@ pub async fn open_indexes(
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
     let keywords = TantivyKeywordIndex::open(&data_dir.join("keyword"))?;
-    let vectors = LanceVectorIndex::open(vectors_uri, VECTOR_TABLE, dimension)
-        .await?
-        .with_ann(ann_policy(&config.vector_index));
+    let vectors = LanceVectorIndex::open_with(
+        vectors_uri,
+        VECTOR_TABLE,
+        dimension,
+        cache_budget(&config.vector_index),
+    )
+    .await?
+    .with_ann(ann_policy(&config.vector_index));
     let symbols_path = data_dir.join(SYMBOLS_FILE);
     let symbols = SqliteSymbolIndex::open(&symbols_path)
         .await

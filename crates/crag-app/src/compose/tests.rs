@@ -128,3 +128,21 @@ fn the_ann_policy_follows_the_configuration() {
     let off = Config::parse("[vector_index]\nann = false\n").unwrap();
     assert_eq!(ann_policy(&off.vector_index), AnnPolicy::Off);
 }
+
+#[test]
+fn the_cache_budget_follows_the_configuration() {
+    assert_eq!(
+        cache_budget(&Config::default().vector_index),
+        crag_lancedb::CacheBudget::default(),
+        "the schema's defaults are the adapter's"
+    );
+    let c =
+        Config::parse("[vector_index]\nmetadata_cache_mib = 8\nindex_cache_mib = 100\n").unwrap();
+    assert_eq!(
+        cache_budget(&c.vector_index),
+        crag_lancedb::CacheBudget {
+            metadata_bytes: 8 << 20,
+            index_bytes: 100 << 20
+        }
+    );
+}

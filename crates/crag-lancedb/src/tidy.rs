@@ -1,0 +1,190 @@
+//! Upkeep of a [`LanceVectorIndex`] after writes: compaction, the ANN index, pruning old
+//! versions, and the budget of LanceDB's caches.
+//!
+//! Every LanceDB write makes a new table version, with a manifest and new files; the caches
+//! keep entries for each. Left alone, versions pile up on disk, every prune re-reads all the
+//! versions it keeps, and the caches grow with every ingestion (a 5-minute load run:
+//! docs/reliability.md). So versions are kept a bounded time, pruned on a clock rather than
+//! on every write, and the caches get a budget. All of it runs in
+//! [`VectorIndex::optimize`](crag_ports::VectorIndex::optimize).
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crag_ports::PortResult;
+use lance::io::ObjectStoreRegistry;
+use lance::session::Session;
+use lancedb::table::optimize::Duration;
+use lancedb::table::{CompactionOptions, OptimizeAction};
+
+use crate::error::map_lance_error;
+use crate::{LanceVectorIndex, TableLayout};
+
+/// Small fragments (LanceDB's: under 100k rows) tolerated before `optimize`
+/// compacts. Every write leaves a fragment of its own (an ingestion writes one per batch of
+/// documents) and a search pays per fragment: SciFact's 10192 chunks ingested in 84
+/// fragments searched in 36 ms, compacted into one in 16 ms (docs/benchmarks.md). Compaction
+/// rewrites the small fragments, so it is not run after every write.
+pub(crate) const COMPACT_AT_SMALL_FRAGMENTS: usize = 8;
+
+/// Share of deleted rows (kept in deletion files until compaction) that triggers compaction.
+pub(crate) const COMPACT_AT_DELETED_SHARE: f64 = 0.1;
+
+/// Superseded table versions younger than this are kept by `optimize`: a
+/// search that started on one may still be reading its files (a search takes milliseconds
+/// to seconds). Older ones are removed with the files only they name, so repeated ingestion
+/// does not grow the directory without bound; files no manifest names go once a week old
+/// (LanceDB's rule: they may belong to a write in progress).
+const KEEP_VERSIONS_FOR: Duration = Duration::minutes(10);
+
+/// Least time between two prunes. A prune reads the manifest of every version it keeps, so
+/// pruning after every write costs each write the number of versions of the last
+/// [`KEEP_VERSIONS_FOR`]: a quadratic cost under steady ingestion.
+const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Budgets of LanceDB's caches for one [`LanceVectorIndex`] (its own LanceDB session).
+///
+/// Budgets are LanceDB's weighted sizes in bytes, close to the memory the entries hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheBudget {
+    /// Manifests, file footers and deletion files. Each write adds entries for its version
+    /// and files, so this is what grows under ingestion; LanceDB's default is 1 GiB.
+    pub metadata_bytes: usize,
+    /// Opened ANN index partitions; LanceDB's default is 6 GiB.
+    pub index_bytes: usize,
+}
+
+impl Default for CacheBudget {
+    /// 64 MiB of metadata (a compacted table needs a few MiB), 1 GiB of index (an IVF-HNSW-SQ
+    /// index of about two million 384-dimension vectors).
+    fn default() -> Self {
+        Self {
+            metadata_bytes: 64 << 20,
+            index_bytes: 1 << 30,
+        }
+    }
+}
+
+impl CacheBudget {
+    /// A LanceDB session with these budgets and the default object stores.
+    pub(crate) fn session(&self) -> Session {
+        Session::new(
+            self.index_bytes,
+            self.metadata_bytes,
+            Arc::new(ObjectStoreRegistry::default()),
+        )
+    }
+}
+
+/// When the table was last pruned; shared by clones of one index.
+#[derive(Debug, Default)]
+pub(crate) struct PruneClock {
+    last: Mutex<Option<Instant>>,
+}
+
+impl PruneClock {
+    /// Whether a prune is due ([`PRUNE_EVERY`] since the last, or never pruned); if so, the
+    /// clock is set to now, so concurrent callers do not prune twice.
+    fn claim(&self, now: Instant) -> bool {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let due = last.is_none_or(|at| now.duration_since(at) >= PRUNE_EVERY);
+        if due {
+            *last = Some(now);
+        }
+        due
+    }
+}
+
+impl TableLayout {
+    /// Whether `optimize` should compact: [`COMPACT_AT_SMALL_FRAGMENTS`] small
+    /// fragments, or [`COMPACT_AT_DELETED_SHARE`] of the rows deleted.
+    pub(crate) fn needs_compaction(&self) -> bool {
+        let total = self.rows + self.deleted_rows;
+        self.small_fragments >= COMPACT_AT_SMALL_FRAGMENTS
+            || (total > 0 && self.deleted_rows as f64 / total as f64 >= COMPACT_AT_DELETED_SHARE)
+    }
+}
+
+impl LanceVectorIndex {
+    /// Compacts the table when it has [`COMPACT_AT_SMALL_FRAGMENTS`] small fragments or
+    /// [`COMPACT_AT_DELETED_SHARE`] of its rows deleted; builds or updates the ANN index as
+    /// [`AnnPolicy`](crate::AnnPolicy) says; at most once every [`PRUNE_EVERY`], removes
+    /// versions superseded more than [`KEEP_VERSIONS_FOR`] ago.
+    pub(crate) async fn tidy(&self) -> PortResult<()> {
+        let layout = self.layout().await?;
+        if layout.needs_compaction() {
+            tracing::debug!(table = %self.table_name, "compacting vector table");
+            let compacted = self
+                .table
+                .optimize(OptimizeAction::Compact {
+                    options: CompactionOptions::default(),
+                    remap_options: None,
+                })
+                .await
+                .map_err(map_lance_error("failed to compact vector table"))?;
+            let metrics = compacted.compaction.unwrap_or_default();
+            tracing::info!(
+                table = %self.table_name,
+                small_fragments = layout.small_fragments,
+                deleted_rows = layout.deleted_rows,
+                fragments_removed = metrics.fragments_removed,
+                fragments_added = metrics.fragments_added,
+                "compacted vector table"
+            );
+        }
+        self.maintain_ann(layout.rows).await?;
+        if self.prune.claim(Instant::now()) {
+            self.prune_versions().await?;
+        }
+        Ok(())
+    }
+
+    /// Removes versions superseded more than [`KEEP_VERSIONS_FOR`] ago.
+    async fn prune_versions(&self) -> PortResult<()> {
+        let pruned = self
+            .table
+            .optimize(OptimizeAction::Prune {
+                older_than: Some(KEEP_VERSIONS_FOR),
+                delete_unverified: None,
+                error_if_tagged_old_versions: None,
+            })
+            .await
+            .map_err(map_lance_error("failed to prune vector table versions"))?;
+        let removal = pruned.prune.unwrap_or_default();
+        tracing::debug!(
+            table = %self.table_name,
+            versions_removed = removal.old_versions,
+            bytes_removed = removal.bytes_removed,
+            "pruned vector table versions"
+        );
+        Ok(())
+    }
+
+    /// Bytes LanceDB's caches of this index hold now (walks the caches: for diagnostics, not
+    /// for every request).
+    pub fn cache_bytes(&self) -> u64 {
+        self.session.size_bytes()
+    }
+
+    /// The cache budgets the index was opened with.
+    pub fn cache_budget(&self) -> CacheBudget {
+        self.budget
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prunes_once_per_period_whoever_asks() {
+        let clock = PruneClock::default();
+        let start = Instant::now();
+        assert!(clock.claim(start), "never pruned: due");
+        assert!(!clock.claim(start), "just pruned");
+        assert!(!clock.claim(start + PRUNE_EVERY / 2));
+        assert!(clock.claim(start + PRUNE_EVERY));
+        assert!(!clock.claim(start + PRUNE_EVERY + PRUNE_EVERY / 2));
+    }
+}
