@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reliability runs at full length: sustained mixed load (8 clients over HTTP for
+# The reliability runs at full length: sustained mixed load (8 clients over HTTP, then gRPC, for
 # CRAG_LOAD_SECS, default 300 s), index consistency after injected write failures and after
 # `kill -9` during compaction, and the adapters against services that hang, hang up, answer
 # 500/429 or garbage.
@@ -14,6 +14,8 @@ cd "$CRAG_ROOT"
 export CRAG_LOAD_SECS="${CRAG_LOAD_SECS:-300}"
 crag_log "load: 8 clients for ${CRAG_LOAD_SECS}s"
 cargo test --locked -p crag-http --test load -- --nocapture
+crag_log "load over gRPC: 8 clients for ${CRAG_LOAD_SECS}s"
+cargo test --locked -p crag-grpc --test load -- --nocapture
 crag_log "slow clients"
 cargo test --locked -p crag-http --test slow_clients -- --nocapture
 crag_log "index consistency after interrupted writes"

@@ -3,100 +3,15 @@
 
 use std::time::Duration;
 
-use crag_app::TokenSet;
-use crag_config::Config;
 use crag_grpc::pb::crag_client::CragClient;
 use crag_grpc::pb::{DeleteDocumentRequest, Document, Filters, QueryRequest, StatsRequest};
-use crag_grpc::CragService;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 
-const TOKEN: &str = "grpc-token-0123456789";
-
-struct Server {
-    addr: std::net::SocketAddr,
-    engine: crag_engine::Engine,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<anyhow::Result<()>>,
-    _dir: tempfile::TempDir,
-}
-
-async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        data_dir: dir.path().join("data"),
-        ..Config::default()
-    };
-    tweak(&mut config);
-    config.validate().unwrap();
-    let engine = crag_app::compose::engine(&config).await.unwrap();
-    let tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
-    let (routes, _reporter) = crag_grpc::routes(
-        CragService::new(engine.clone(), &config, TokenSet::new(&tokens)).unwrap(),
-    )
-    .await
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(crag_grpc::serve(
-        listener,
-        routes,
-        async move {
-            let _ = stopped.await;
-        },
-        Duration::from_secs(5),
-    ));
-    Server {
-        addr,
-        engine,
-        stop: Some(stop),
-        task,
-        _dir: dir,
-    }
-}
-
-impl Server {
-    async fn channel(&self) -> Channel {
-        Channel::from_shared(format!("http://{}", self.addr))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap()
-    }
-
-    async fn client(&self) -> CragClient<Channel> {
-        CragClient::new(self.channel().await).max_decoding_message_size(64 * 1024 * 1024)
-    }
-
-    /// The value of counter `name` with exactly these labels in the engine's registry (0 when
-    /// absent).
-    fn counter(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        let families = self.engine.metrics().registry().gather();
-        let Some(family) = families.iter().find(|f| f.name() == name) else {
-            return 0.0;
-        };
-        family
-            .get_metric()
-            .iter()
-            .find(|m| {
-                let got: Vec<(&str, &str)> = m
-                    .get_label()
-                    .iter()
-                    .map(|l| (l.name(), l.value()))
-                    .collect();
-                labels.iter().all(|want| got.contains(want)) && got.len() == labels.len()
-            })
-            .map_or(0.0, |m| m.get_counter().get_value())
-    }
-
-    async fn shutdown(mut self) {
-        self.stop.take().unwrap().send(()).unwrap();
-        self.task.await.unwrap().unwrap();
-    }
-}
+mod support;
+use support::{server, TOKEN};
 
 fn doc(id: &str, text: &str, kind: &str) -> Document {
     Document {
@@ -303,6 +218,17 @@ impl Decoder for RawDecoder {
     }
 }
 
+/// `n` as a protobuf varint.
+fn varint(mut n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    while n >= 0x80 {
+        out.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+    out
+}
+
 async fn raw_query(channel: Channel, bytes: Vec<u8>) -> Status {
     let mut grpc = tonic::client::Grpc::new(channel);
     grpc.ready().await.unwrap();
@@ -439,6 +365,27 @@ async fn bad_inputs_get_clear_codes_and_lose_nothing() {
             e.message()
         );
     }
+
+    // Deeply nested: 10,000 unknown groups inside one another (prost stops at its recursion
+    // limit), and 1,000 nested length-delimited unknown fields inside `filters` (skipped
+    // whole, so the request reaches validation: its query is empty).
+    let mut groups = vec![0x7b_u8; 10_000];
+    groups.extend(std::iter::repeat_n(0x7c_u8, 10_000));
+    let e = raw_query(s.channel().await, groups).await;
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(
+        e.message().contains("malformed protobuf"),
+        "{}",
+        e.message()
+    );
+    let mut nested: Vec<u8> = Vec::new();
+    for _ in 0..1_000 {
+        nested = [vec![0x7a], varint(nested.len()), nested].concat();
+    }
+    let request = [vec![0x3a], varint(nested.len()), nested].concat();
+    let e = raw_query(s.channel().await, request).await;
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("query"), "{}", e.message());
 
     // Over the message size limit.
     let e = client
