@@ -160,6 +160,7 @@ impl Config {
             fusion: self.retrieval.fusion(),
             rrf_k: self.retrieval.rrf_k,
             code: self.code,
+            query_cache_entries: self.retrieval.query_cache_entries,
             ..EngineConfig::default()
         }
     }
@@ -210,7 +211,7 @@ pub const DEFAULT_ANN_MIN_ROWS: usize = 100_000;
 pub const MIN_ANN_ROWS: usize = 256;
 
 /// Default `vector_index.metadata_cache_mib`.
-pub const DEFAULT_METADATA_CACHE_MIB: usize = 64;
+pub const DEFAULT_METADATA_CACHE_MIB: usize = 16;
 
 /// Default `vector_index.index_cache_mib`.
 pub const DEFAULT_INDEX_CACHE_MIB: usize = 1024;
@@ -260,6 +261,9 @@ pub struct RetrievalSection {
     /// Reciprocal-rank-fusion constant: a document scores `1 / (rrf_k + rank)` per leg; also
     /// the constant of the merges of sub-query and expanded-query results.
     pub rrf_k: f32,
+    /// Embeddings of recent query texts kept, so a repeated query skips the embedder (0:
+    /// none).
+    pub query_cache_entries: u64,
 }
 
 /// `retrieval.fusion`.
@@ -284,6 +288,7 @@ impl Default for RetrievalSection {
             fusion,
             keyword_weight,
             rrf_k: engine.rrf_k,
+            query_cache_entries: engine.query_cache_entries,
         }
     }
 }

@@ -8,47 +8,18 @@ use crag_core::{
 use crag_ports::{Embedder, KeywordIndex, PortResult, SymbolIndex, VectorIndex};
 
 use crate::cgrag::CgragComponents;
-use crate::chunker::ChunkingConfig;
-use crate::code::{self, CodeConfig};
+use crate::code;
 use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
-use crate::fusion::{fuse, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
+use crate::fusion::fuse;
 use crate::ingest::{IngestProgress, IngestReport, Ingestor, Scope};
+use crate::query_vectors::QueryVectors;
 use crate::sources::Skipped;
+
+pub use crate::config::EngineConfig;
 
 /// How many times the usual leg depth is fetched when a [`ChunkFilter`] is set.
 pub const FILTER_OVERFETCH: usize = 5;
-
-/// Tunables of the engine.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EngineConfig {
-    /// How documents are chunked.
-    pub chunking: ChunkingConfig,
-    /// Candidates asked of each leg before fusion (at least `top_k`).
-    pub leg_depth: usize,
-    /// How the two legs are fused: by default the convex combination with weight 0.5, which
-    /// beat RRF on SciFact (train and test) and Cranfield (docs/benchmarks.md).
-    pub fusion: Fusion,
-    /// Reciprocal-rank-fusion constant of the merges of several result lists (sub-queries,
-    /// expanded queries), whatever `fusion` is.
-    pub rrf_k: f32,
-    /// Syntax-aware chunking of source files and the expansion of code results.
-    pub code: CodeConfig,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        Self {
-            chunking: ChunkingConfig::default(),
-            leg_depth: 100,
-            fusion: Fusion::Convex {
-                keyword_weight: DEFAULT_KEYWORD_WEIGHT,
-            },
-            rrf_k: RRF_K,
-            code: CodeConfig::default(),
-        }
-    }
-}
 
 /// Time spent in each stage of a retrieval.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -122,6 +93,7 @@ pub struct Engine {
     keywords: Arc<dyn KeywordIndex>,
     symbols: Option<Arc<dyn SymbolIndex>>,
     config: EngineConfig,
+    query_vectors: Arc<QueryVectors>,
     crag: Arc<CragRuntime>,
     pub(crate) cgrag: Arc<CgragComponents>,
 }
@@ -157,6 +129,7 @@ impl Engine {
             vectors,
             keywords,
             symbols: None,
+            query_vectors: Arc::new(QueryVectors::new(config.query_cache_entries)),
             config,
             crag: Arc::new(CragRuntime::new(CragComponents::heuristic(
                 CragConfig::default(),
@@ -333,11 +306,9 @@ impl Engine {
         let vector_leg = async {
             let t = Instant::now();
             let embedded = match vector_input {
-                VectorInput::Text(text) => self
-                    .embedder
-                    .embed(&[text.to_owned()])
-                    .await
-                    .map(|mut v| v.pop()),
+                VectorInput::Text(text) => {
+                    self.query_vectors.embed(self.embedder.as_ref(), text).await
+                }
                 VectorInput::Vector(v) => Ok(Some(v.to_vec())),
             };
             let embed_time = t.elapsed();
@@ -466,9 +437,10 @@ impl Engine {
 
     /// Returns the vector leg alone, best first.
     pub async fn retrieve_vector(&self, query: &Query, top_k: TopK) -> Result<Vec<ScoredChunk>> {
-        let mut v = self.embedder.embed(&[query.as_str().to_owned()]).await?;
-        let vector = v
-            .pop()
+        let vector = self
+            .query_vectors
+            .embed(self.embedder.as_ref(), query.as_str())
+            .await?
             .ok_or_else(|| EngineError::InvalidInput("no query embedding".into()))?;
         Ok(self.vectors.nearest(&vector, top_k.get()).await?)
     }

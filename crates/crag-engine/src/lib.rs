@@ -7,11 +7,13 @@
 pub mod cgrag;
 mod chunker;
 mod code;
+mod config;
 mod crag;
 mod engine;
 mod error;
 mod fusion;
 mod ingest;
+mod query_vectors;
 mod reconcile;
 pub mod sources;
 
@@ -32,4 +34,5 @@ pub use engine::{
 pub use error::{EngineError, Result};
 pub use fusion::{fuse, reciprocal_rank_fusion, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
 pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};
+pub use query_vectors::DEFAULT_QUERY_CACHE_ENTRIES;
 pub use reconcile::ReconcileReport;

@@ -419,3 +419,28 @@ async fn the_vector_index_is_optimized_after_writes_and_its_failure_loses_nothin
     assert_eq!(f.vectors.optimizations(), 3);
     assert_eq!(f.engine.stats().await.unwrap().documents, 2);
 }
+
+#[tokio::test]
+async fn a_repeated_query_is_embedded_once_and_answered_the_same() {
+    let (_dir, f) = two_documents().await;
+    let query = Query::new("alpha bravo").unwrap();
+    let top_k = TopK::new(2).unwrap();
+    let before = f.embedder.texts_embedded();
+    let first = f.engine.retrieve(&query, top_k).await.unwrap();
+    let again = f.engine.retrieve(&query, top_k).await.unwrap();
+    f.engine.retrieve_vector(&query, top_k).await.unwrap();
+    assert_eq!(f.embedder.texts_embedded() - before, 1);
+    let ids = |r: &crag_engine::Retrieval| -> Vec<String> {
+        r.hits.iter().map(|h| h.chunk.id.to_string()).collect()
+    };
+    assert_eq!(ids(&first), ids(&again));
+    f.engine
+        .retrieve(&Query::new("alpha delta").unwrap(), top_k)
+        .await
+        .unwrap();
+    assert_eq!(
+        f.embedder.texts_embedded() - before,
+        2,
+        "a new text is embedded"
+    );
+}

@@ -56,11 +56,11 @@ pub struct CacheBudget {
 }
 
 impl Default for CacheBudget {
-    /// 64 MiB of metadata (a compacted table needs a few MiB), 1 GiB of index (an IVF-HNSW-SQ
+    /// 16 MiB of metadata (a compacted table needs a few MiB), 1 GiB of index (an IVF-HNSW-SQ
     /// index of about two million 384-dimension vectors).
     fn default() -> Self {
         Self {
-            metadata_bytes: 64 << 20,
+            metadata_bytes: 16 << 20,
             index_bytes: 1 << 30,
         }
     }

@@ -1,0 +1,40 @@
+//! The engine's tunables.
+
+use crate::chunker::ChunkingConfig;
+use crate::code::CodeConfig;
+use crate::fusion::{Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
+use crate::query_vectors::DEFAULT_QUERY_CACHE_ENTRIES;
+
+/// Tunables of the engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EngineConfig {
+    /// How documents are chunked.
+    pub chunking: ChunkingConfig,
+    /// Candidates asked of each leg before fusion (at least `top_k`).
+    pub leg_depth: usize,
+    /// How the two legs are fused: by default the convex combination with weight 0.5, which
+    /// beat RRF on SciFact (train and test) and Cranfield (docs/benchmarks.md).
+    pub fusion: Fusion,
+    /// Reciprocal-rank-fusion constant of the merges of several result lists (sub-queries,
+    /// expanded queries), whatever `fusion` is.
+    pub rrf_k: f32,
+    /// Syntax-aware chunking of source files and the expansion of code results.
+    pub code: CodeConfig,
+    /// Query embeddings kept for repeated queries (0: none).
+    pub query_cache_entries: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            chunking: ChunkingConfig::default(),
+            leg_depth: 100,
+            fusion: Fusion::Convex {
+                keyword_weight: DEFAULT_KEYWORD_WEIGHT,
+            },
+            rrf_k: RRF_K,
+            code: CodeConfig::default(),
+            query_cache_entries: DEFAULT_QUERY_CACHE_ENTRIES,
+        }
+    }
+}
