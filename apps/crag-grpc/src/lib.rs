@@ -8,11 +8,13 @@
 //! in one place ([`status`]).
 
 pub mod codec;
+mod conn;
 mod convert;
 mod metrics;
 #[cfg(test)]
 mod prop_tests;
 
+pub use conn::{ConnectionLimits, PrefaceDeadline};
 pub use metrics::GrpcMetrics;
 
 use std::future::Future;
@@ -74,6 +76,7 @@ pub struct CragService {
     api: Api,
     max_ingest_batch: usize,
     max_body_bytes: usize,
+    connections: ConnectionLimits,
     metrics: GrpcMetrics,
 }
 
@@ -88,8 +91,17 @@ impl CragService {
             api: Api::new(engine, config, tokens),
             max_ingest_batch: config.limits.max_ingest_batch,
             max_body_bytes: config.limits.max_body_bytes,
+            connections: ConnectionLimits {
+                preface_timeout: Duration::from_millis(config.server.header_read_timeout_ms),
+                max_age: Duration::from_millis(config.server.grpc_max_connection_age_ms),
+            },
             metrics,
         })
+    }
+
+    /// The bounds on connections the configuration sets, which [`serve`] applies.
+    pub fn connection_limits(&self) -> ConnectionLimits {
+        self.connections
     }
 
     /// Runs `work` under the application's load shedding and deadline, and counts the call of
@@ -318,11 +330,20 @@ pub async fn serve(
     routes: tonic::service::Routes,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
+    limits: ConnectionLimits,
 ) -> anyhow::Result<()> {
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let incoming = tokio_stream::StreamExt::map(
+        tokio_stream::wrappers::TcpListenerStream::new(listener),
+        move |accepted| accepted.map(|tcp| PrefaceDeadline::new(tcp, limits.preface_timeout)),
+    );
     crag_app::serve_gracefully(
         |signal| {
             tonic::transport::Server::builder()
+                // Graceful only (no forced close after a grace period), so calls in flight
+                // finish; each is bounded by the request deadline.
+                .max_connection_age(limits.max_age)
+                .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
+                .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
                 .add_routes(routes)
                 .serve_with_incoming_shutdown(incoming, signal)
         },
@@ -342,11 +363,18 @@ pub async fn run(
     grace: Duration,
 ) -> anyhow::Result<()> {
     let listener = crag_app::bind(addr, "server.grpc_addr", "gRPC").await?;
+    let limits = service.connection_limits();
     let (routes, reporter) = routes(service).await?;
     let shutdown = async move {
         shutdown.await;
         reporter.set_not_serving::<CragServer<CragService>>().await;
         tracing::info!("shutting down gRPC: draining in-flight calls");
     };
-    serve(listener, routes, shutdown, grace).await
+    serve(listener, routes, shutdown, grace, limits).await
 }
+
+/// How often an idle connection is pinged (HTTP/2 PING), and how long its answer may take
+/// before the connection is dropped: a peer that vanished without closing frees its
+/// connection within 80 s.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);

@@ -22,9 +22,14 @@ pub struct ServerSection {
     pub max_concurrent_requests: usize,
     /// On SIGTERM / Ctrl-C, how long in-flight requests may take to finish.
     pub shutdown_grace_ms: u64,
-    /// How long an HTTP client may take to send its request headers before it is
-    /// disconnected (slow clients); bodies are bounded by `request_timeout_ms`.
+    /// How long an HTTP client may take to send its request headers, and a gRPC client the
+    /// HTTP/2 preface and its first SETTINGS frame, before it is disconnected (slow clients);
+    /// bodies are bounded by `request_timeout_ms`.
     pub header_read_timeout_ms: u64,
+    /// A gRPC connection is closed gracefully (GOAWAY: calls in flight finish, clients
+    /// reconnect) once this old; idle connections are pinged every minute and dropped when
+    /// they do not answer within 20 s.
+    pub grpc_max_connection_age_ms: u64,
     /// At start, bring the vector and symbol indexes back in line with the keyword catalogue
     /// after an interrupted write (`crag reconcile`; one scan of each index's ids).
     pub reconcile_on_start: bool,
@@ -39,6 +44,7 @@ impl Default for ServerSection {
             max_concurrent_requests: 32,
             shutdown_grace_ms: 30_000,
             header_read_timeout_ms: 30_000,
+            grpc_max_connection_age_ms: 600_000,
             reconcile_on_start: true,
         }
     }
@@ -51,6 +57,9 @@ impl ServerSection {
         }
         if self.header_read_timeout_ms == 0 {
             bail!("server.header_read_timeout_ms must be positive");
+        }
+        if self.grpc_max_connection_age_ms == 0 {
+            bail!("server.grpc_max_connection_age_ms must be positive");
         }
         if self.max_concurrent_requests == 0 {
             bail!("server.max_concurrent_requests must be positive");

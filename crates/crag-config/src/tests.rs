@@ -44,6 +44,11 @@ fn sections_parse() {
 fn ranges_are_explained() {
     let c = Config::parse("[crag]\nweb_search_limit = 0\n").unwrap_err();
     assert!(format!("{c:#}").contains("web_search_limit"), "{c:#}");
+    let c = Config::parse("[server]\ngrpc_max_connection_age_ms = 0\n").unwrap_err();
+    assert!(
+        format!("{c:#}").contains("server.grpc_max_connection_age_ms must be positive"),
+        "{c:#}"
+    );
 }
 
 fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -31,11 +31,9 @@ pub async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server 
     config.validate().unwrap();
     let engine = crag_app::compose::engine(&config).await.unwrap();
     let tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
-    let (routes, _reporter) = crag_grpc::routes(
-        CragService::new(engine.clone(), &config, TokenSet::new(&tokens)).unwrap(),
-    )
-    .await
-    .unwrap();
+    let service = CragService::new(engine.clone(), &config, TokenSet::new(&tokens)).unwrap();
+    let limits = service.connection_limits();
+    let (routes, _reporter) = crag_grpc::routes(service).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -46,6 +44,7 @@ pub async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server 
             let _ = stopped.await;
         },
         Duration::from_secs(5),
+        limits,
     ));
     Server {
         addr,
