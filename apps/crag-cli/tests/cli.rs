@@ -1,17 +1,9 @@
 //! Drives the `crag` binary on the project's fixture corpus with the real adapters.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn crag(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crag"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env_remove("CRAG_VECTORS_URI")
-        .output()
-        .expect("run crag")
-}
+mod support;
+use support::{assert_success, crag, stdout_json};
 
 fn fixture_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus")
@@ -24,19 +16,6 @@ fn fixture_beir() -> String {
         .to_str()
         .expect("utf-8 path")
         .to_owned()
-}
-
-fn assert_success(out: &Output) {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn stdout_json(out: &Output) -> serde_json::Value {
-    assert_success(out);
-    serde_json::from_slice(&out.stdout).expect("json on stdout")
 }
 
 fn file_json(path: &Path) -> serde_json::Value {

@@ -9,32 +9,16 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
+
+mod support;
+use support::{crag, stdout_json};
 
 const DOCUMENTS: usize = 12;
 
 /// Delay between the log line and the kill, per round.
 const KILL_AFTER_MS: [u64; 5] = [0, 2, 10, 40, 120];
-
-fn crag(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crag"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env_remove("CRAG_VECTORS_URI")
-        .output()
-        .expect("run crag")
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json on stdout")
-}
 
 /// A word no other round or document uses, findable by BM25.
 fn marker(round: usize, document: usize) -> String {
@@ -110,7 +94,7 @@ fn a_kill_during_compaction_loses_nothing_and_leaves_the_indexes_agreeing() {
     let data = tempfile::tempdir().expect("tmp");
     let corpus = tempfile::tempdir().expect("tmp");
     write_corpus(corpus.path(), 0);
-    let first = json(&crag(
+    let first = stdout_json(&crag(
         data.path(),
         &["ingest", corpus.path().to_str().expect("utf-8"), "--json"],
     ));
@@ -129,7 +113,7 @@ fn a_kill_during_compaction_loses_nothing_and_leaves_the_indexes_agreeing() {
 
         // Reopening runs the recovery step; the new versions were written to both indexes
         // before compaction began, so there is nothing to repair.
-        let reconciled = json(&crag(data.path(), &["reconcile", "--json"]));
+        let reconciled = stdout_json(&crag(data.path(), &["reconcile", "--json"]));
         assert_eq!(
             reconciled["documentsChecked"], DOCUMENTS,
             "round {round} (kill after {delay_ms} ms): {reconciled}"
@@ -145,7 +129,7 @@ fn a_kill_during_compaction_loses_nothing_and_leaves_the_indexes_agreeing() {
             "round {round}: {reconciled}"
         );
 
-        let stats = json(&crag(data.path(), &["stats", "--json"]));
+        let stats = stdout_json(&crag(data.path(), &["stats", "--json"]));
         assert_eq!(stats["documents"], DOCUMENTS, "round {round}: {stats}");
         assert_eq!(
             stats["keywordChunks"], stats["vectorChunks"],
@@ -157,7 +141,7 @@ fn a_kill_during_compaction_loses_nothing_and_leaves_the_indexes_agreeing() {
             .nth(round % 2)
             .expect("a rewritten document");
         let word = marker(round, document);
-        let found = json(&crag(
+        let found = stdout_json(&crag(
             data.path(),
             &["query", &word, "--top-k", "1", "--no-crag", "--json"],
         ));
