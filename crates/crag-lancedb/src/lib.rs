@@ -23,7 +23,6 @@ use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk};
 use crag_ports::{DocumentEntry, EmbeddedChunk, PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
-use lance::session::Session;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, DistanceType, Table};
 
@@ -105,7 +104,6 @@ pub struct LanceVectorIndex {
     table: Table,
     ann: AnnPolicy,
     budget: CacheBudget,
-    session: Arc<Session>,
     prune: Arc<PruneClock>,
 }
 
@@ -142,9 +140,8 @@ impl LanceVectorIndex {
         budget: CacheBudget,
     ) -> PortResult<Self> {
         let schema = Arc::new(ChunkSchema::new(dimension)?);
-        let session = Arc::new(budget.session());
         let connection = lancedb::connect(uri)
-            .session(Arc::clone(&session))
+            .session(Arc::new(budget.session()))
             .execute()
             .await
             .map_err(map_lance_error("failed to connect to vector database"))?;
@@ -162,7 +159,6 @@ impl LanceVectorIndex {
             table: handle,
             ann: AnnPolicy::default(),
             budget,
-            session,
             prune: Arc::default(),
         })
     }

@@ -160,17 +160,6 @@ impl LanceVectorIndex {
         );
         Ok(())
     }
-
-    /// Bytes LanceDB's caches of this index hold now (walks the caches: for diagnostics, not
-    /// for every request).
-    pub fn cache_bytes(&self) -> u64 {
-        self.session.size_bytes()
-    }
-
-    /// The cache budgets the index was opened with.
-    pub fn cache_budget(&self) -> CacheBudget {
-        self.budget
-    }
 }
 
 #[cfg(test)]
