@@ -22,14 +22,17 @@ use tonic::transport::server::{Connected, TcpConnectInfo};
 /// frame that must follow it (RFC 9113, section 3.4).
 const PREFACE_LEN: usize = 24 + 9;
 
-/// What bounds each connection of [`crate::serve`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What bounds each connection of [`crate::serve`], and how it is secured.
+#[derive(Debug, Clone)]
 pub struct ConnectionLimits {
     /// The HTTP/2 preface and the start of the client's SETTINGS must have arrived by then
-    /// (`server.header_read_timeout_ms`).
+    /// (`server.header_read_timeout_ms`); with TLS, the first bytes of the handshake, and the
+    /// handshake must complete within as long again.
     pub preface_timeout: Duration,
     /// Connections are closed gracefully once this old (`server.grpc_max_connection_age_ms`).
     pub max_age: Duration,
+    /// TLS (`server.tls_cert_path`); `None` serves plain TCP (h2c).
+    pub tls: Option<crag_app::TlsIdentity>,
 }
 
 /// A connection whose reads fail with [`io::ErrorKind::TimedOut`] if the first

@@ -83,7 +83,8 @@ pub struct CragService {
 impl CragService {
     /// The service over `engine` with the configuration's limits, tokens and server settings;
     /// its metrics (`crag_grpc_*`) join the engine's registry, so one engine serves one gRPC
-    /// service.
+    /// service. Fails when the configured TLS files cannot be read or do not hold a matching
+    /// pair.
     pub fn new(engine: Engine, config: &Config, tokens: TokenSet) -> anyhow::Result<Self> {
         let metrics = GrpcMetrics::register(engine.metrics().registry())
             .map_err(|e| anyhow::anyhow!("cannot register the gRPC metrics: {e}"))?;
@@ -94,6 +95,7 @@ impl CragService {
             connections: ConnectionLimits {
                 preface_timeout: Duration::from_millis(config.server.header_read_timeout_ms),
                 max_age: Duration::from_millis(config.server.grpc_max_connection_age_ms),
+                tls: crag_app::TlsIdentity::load(&config.server)?,
             },
             metrics,
         })
@@ -101,7 +103,7 @@ impl CragService {
 
     /// The bounds on connections the configuration sets, which [`serve`] applies.
     pub fn connection_limits(&self) -> ConnectionLimits {
-        self.connections
+        self.connections.clone()
     }
 
     /// Runs `work` under the application's load shedding and deadline, and counts the call of
@@ -332,21 +334,33 @@ pub async fn serve(
     grace: Duration,
     limits: ConnectionLimits,
 ) -> anyhow::Result<()> {
+    let preface_timeout = limits.preface_timeout;
     let incoming = tokio_stream::StreamExt::map(
         tokio_stream::wrappers::TcpListenerStream::new(listener),
-        move |accepted| accepted.map(|tcp| PrefaceDeadline::new(tcp, limits.preface_timeout)),
+        move |accepted| accepted.map(|tcp| PrefaceDeadline::new(tcp, preface_timeout)),
     );
+    let mut server = tonic::transport::Server::builder();
+    if let Some(identity) = &limits.tls {
+        // tonic runs each handshake in its own task, bounded by the timeout.
+        let tls = tonic::transport::ServerTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(
+                identity.cert_pem(),
+                identity.key_pem(),
+            ))
+            .timeout(limits.preface_timeout);
+        server = server
+            .tls_config(tls)
+            .map_err(|e| anyhow::anyhow!("gRPC TLS: {e}"))?;
+    }
+    let router = server
+        // Graceful only (no forced close after a grace period), so calls in flight finish;
+        // each is bounded by the request deadline.
+        .max_connection_age(limits.max_age)
+        .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
+        .add_routes(routes);
     crag_app::serve_gracefully(
-        |signal| {
-            tonic::transport::Server::builder()
-                // Graceful only (no forced close after a grace period), so calls in flight
-                // finish; each is bounded by the request deadline.
-                .max_connection_age(limits.max_age)
-                .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
-                .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
-                .add_routes(routes)
-                .serve_with_incoming_shutdown(incoming, signal)
-        },
+        |signal| router.serve_with_incoming_shutdown(incoming, signal),
         shutdown,
         grace,
         "gRPC",

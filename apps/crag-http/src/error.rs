@@ -31,14 +31,22 @@ pub enum ApiError {
     Internal(String),
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
+/// The body of every error answer.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub(crate) struct ErrorBody<'a> {
     error: Detail<'a>,
 }
 
-#[derive(Serialize)]
+/// What went wrong.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ErrorDetail)]
 struct Detail<'a> {
+    /// Stable, machine-readable: `invalid_argument`, `unauthenticated`, `not_found`,
+    /// `method_not_allowed`, `payload_too_large`, `unsupported_media_type`,
+    /// `resource_exhausted`, `unavailable`, `deadline_exceeded` or `internal`.
     code: &'a str,
+    /// For people.
     message: &'a str,
 }
 
@@ -97,7 +105,7 @@ impl IntoResponse for ApiError {
         let (status, code, message) = self.parts();
         let mut response = (
             status,
-            axum::Json(Body {
+            axum::Json(ErrorBody {
                 error: Detail { code, message },
             }),
         )

@@ -11,6 +11,9 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
+#[path = "support/documented.rs"]
+mod documented;
+
 const TOKEN: &str = "test-token-0123456789";
 
 struct App {
@@ -48,12 +51,28 @@ fn fixture() -> Value {
     ]})
 }
 
+/// Sends `request` and checks the answer against the OpenAPI document ([`documented::check`]).
 async fn send(app: &App, request: Request<Body>) -> (StatusCode, Value) {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
     let response = app.router.clone().oneshot(request).await.unwrap();
     let status = response.status();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     let value = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    documented::check(
+        method.as_str(),
+        &path,
+        status.as_u16(),
+        &content_type,
+        &value,
+    );
     (status, value)
 }
 
@@ -204,6 +223,14 @@ async fn query_ingest_delete_stats_metrics_and_health() {
         assert!(
             body["paths"][path].is_object(),
             "{path} missing from openapi.json"
+        );
+    }
+    assert_eq!(documented::dangling_references(), Vec::<String>::new());
+    for schema in ["QueryResponse", "AskResponse", "Error", "Session", "Result"] {
+        assert!(
+            body["components"]["schemas"][schema]["properties"].is_object(),
+            "{schema} is not described: {}",
+            body["components"]["schemas"][schema]
         );
     }
 }
@@ -744,28 +771,22 @@ async fn ask_streams_passes_as_server_sent_events() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
-/// Every `.route(...)` of the router's source, with its methods: a route added without
-/// authentication fails [`every_route_but_health_needs_a_token`].
-fn declared_routes() -> Vec<(String, Method)> {
+/// Every route with its methods, read from the OpenAPI document: the router takes its routes
+/// from the same `routes!` calls, so a route added without authentication fails
+/// [`every_route_but_health_needs_a_token`].
+fn declared_routes() -> Vec<(String, Method, bool)> {
     let source = include_str!("../src/lib.rs");
+    assert!(
+        !source.contains(".route(\""),
+        "routes are added with `routes!` only, so that each is documented and enumerated here"
+    );
     let mut routes = Vec::new();
-    for line in source.lines().map(str::trim) {
-        let Some(rest) = line.strip_prefix(".route(\"") else {
-            continue;
-        };
-        let Some((path, handlers)) = rest.split_once('"') else {
-            continue;
-        };
-        for (name, method) in [
-            ("get(", Method::GET),
-            ("post(", Method::POST),
-            ("delete(", Method::DELETE),
-            ("put(", Method::PUT),
-            ("patch(", Method::PATCH),
-        ] {
-            if handlers.contains(name) {
-                routes.push((path.to_owned(), method));
-            }
+    for (path, item) in documented::DOCUMENT["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            // `security: [{}]` marks a route open to anyone.
+            let open = operation["security"] == json!([{}]);
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            routes.push((path.clone(), method, open));
         }
     }
     routes
@@ -789,15 +810,20 @@ async fn every_route_but_health_needs_a_token() {
     })
     .await
     .1;
-    for (path, method) in &routes {
-        // The documented path of a route: axum's `{*id}` is OpenAPI's `{id}`.
-        let documented = path.replace("{*", "{");
-        assert!(
-            openapi["paths"][&documented][method.as_str().to_lowercase()].is_object(),
-            "{method} {documented} is not in openapi.json"
-        );
+    assert_eq!(
+        openapi,
+        *documented::DOCUMENT,
+        "the served document is the derived one"
+    );
+    let open: Vec<&str> = routes
+        .iter()
+        .filter(|r| r.2)
+        .map(|r| r.0.as_str())
+        .collect();
+    assert_eq!(open, ["/healthz", "/readyz"]);
+    for (path, method, _) in &routes {
         let uri = path
-            .replace("{*id}", "docs/x.md")
+            .replace("/v1/documents/{id}", "/v1/documents/docs/x.md")
             .replace("{id}", "0123456789abcdef0123456789abcdef");
         let request = json_request(method.clone(), &uri, "{}");
         let (status, body) = send(&app, request).await;
@@ -890,4 +916,31 @@ async fn arbitrary_json_bodies_get_a_clear_answer() {
     assert!(answered.keys().any(|s| *s >= 400), "{answered:?}");
     // Nothing stored was lost: the fixture is still there.
     assert!(documents(&app).await >= 3);
+}
+
+#[test]
+fn the_document_check_catches_drift() {
+    let schema = json!({"$ref": "#/components/schemas/QueryResponse"});
+    let undocumented = json!({"query": "q", "notAField": 1});
+    let error = documented::conforms(&schema, &undocumented, "$").unwrap_err();
+    assert!(error.contains("notAField"), "{error}");
+    let mistyped = json!({"query": 7});
+    let error = documented::conforms(&schema, &mistyped, "$").unwrap_err();
+    assert!(error.contains("$.query"), "{error}");
+    let error = documented::conforms(
+        &json!({"$ref": "#/components/schemas/Error"}),
+        &json!({}),
+        "$",
+    )
+    .unwrap_err();
+    assert!(error.contains("required"), "{error}");
+    let nested = json!({"results": [{"span": {"byteStart": "zero"}}]});
+    let error = documented::conforms(&schema, &nested, "$").unwrap_err();
+    assert!(error.contains("$.results[0].span.byteStart"), "{error}");
+    if std::env::var_os("CRAG_PRINT_OPENAPI").is_some() {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&*documented::DOCUMENT).unwrap()
+        );
+    }
 }

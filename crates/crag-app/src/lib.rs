@@ -22,6 +22,7 @@ pub mod compose;
 pub mod error;
 pub mod requests;
 pub mod runtime;
+pub mod tls;
 
 /// The allocator of every binary linking crag: see the crate documentation.
 #[global_allocator]
@@ -35,3 +36,4 @@ pub use runtime::{
     bind, config_from_args, exit_code, init_tracing, serve_gracefully, server_main,
     shutdown_signal, ShutdownFuture, SERVER_LOG_FILTER,
 };
+pub use tls::TlsIdentity;

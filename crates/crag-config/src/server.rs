@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,11 @@ pub struct ServerSection {
     /// At start, bring the vector and symbol indexes back in line with the keyword catalogue
     /// after an interrupted write (`crag reconcile`; one scan of each index's ids).
     pub reconcile_on_start: bool,
+    /// PEM certificate chain served over TLS by both APIs; empty (the default) serves plain
+    /// TCP. Goes with `tls_key_path`.
+    pub tls_cert_path: PathBuf,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1) of `tls_cert_path`.
+    pub tls_key_path: PathBuf,
 }
 
 impl Default for ServerSection {
@@ -46,11 +52,19 @@ impl Default for ServerSection {
             header_read_timeout_ms: 30_000,
             grpc_max_connection_age_ms: 600_000,
             reconcile_on_start: true,
+            tls_cert_path: PathBuf::new(),
+            tls_key_path: PathBuf::new(),
         }
     }
 }
 
 impl ServerSection {
+    /// The certificate chain and key files, when TLS is configured.
+    pub fn tls(&self) -> Option<(&Path, &Path)> {
+        (!self.tls_cert_path.as_os_str().is_empty())
+            .then_some((self.tls_cert_path.as_path(), self.tls_key_path.as_path()))
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
         if self.request_timeout_ms == 0 {
             bail!("server.request_timeout_ms must be positive");
@@ -63,6 +77,9 @@ impl ServerSection {
         }
         if self.max_concurrent_requests == 0 {
             bail!("server.max_concurrent_requests must be positive");
+        }
+        if self.tls_cert_path.as_os_str().is_empty() != self.tls_key_path.as_os_str().is_empty() {
+            bail!("server.tls_cert_path and server.tls_key_path are set together or not at all");
         }
         if self.http_addr == self.grpc_addr {
             bail!(

@@ -49,6 +49,19 @@ fn ranges_are_explained() {
         format!("{c:#}").contains("server.grpc_max_connection_age_ms must be positive"),
         "{c:#}"
     );
+    let c = Config::parse("[server]\ntls_cert_path = \"cert.pem\"\n").unwrap_err();
+    assert!(format!("{c:#}").contains("tls_key_path"), "{c:#}");
+    let c =
+        Config::parse("[server]\ntls_cert_path = \"c.pem\"\ntls_key_path = \"k.pem\"\n").unwrap();
+    assert_eq!(
+        c.server.tls(),
+        Some((std::path::Path::new("c.pem"), std::path::Path::new("k.pem")))
+    );
+    assert_eq!(
+        Config::default().server.tls(),
+        None,
+        "TLS is off by default"
+    );
 }
 
 fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

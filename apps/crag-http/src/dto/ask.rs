@@ -4,12 +4,14 @@ use crag_app::{AskParams, QueryParams};
 use crag_core::{Session, SessionSummary};
 use crag_engine::{AskOutcome, GapResolution, PassReport};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-use super::{ms, result, Filters, ResultOutput};
+use super::{ms, results, Filters, ResultOutput};
 
 /// `POST /v1/ask` body.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = AskRequest)]
 pub struct AskBody {
     /// The question.
     pub query: String,
@@ -51,7 +53,7 @@ impl From<AskBody> for AskParams {
 }
 
 /// The answer of `POST /v1/ask` and `crag ask --json`.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AskResponse<'a> {
     session_id: Option<String>,
@@ -76,8 +78,9 @@ pub struct AskResponse<'a> {
 }
 
 /// One pass, as `POST /v1/ask` reports it (and streams it as a `pass` event).
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Pass)]
 pub struct PassOutput<'a> {
     pass: usize,
     retrieved: Vec<GapOutput<'a>>,
@@ -90,8 +93,9 @@ pub struct PassOutput<'a> {
     detect_ms: f64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = GapRetrieval)]
 struct GapOutput<'a> {
     gap: &'a str,
     lookup: &'static str,
@@ -140,20 +144,16 @@ pub fn ask_response(o: &AskOutcome) -> AskResponse<'_> {
         crag_decision: o.first.verdict().map(|v| v.as_str()),
         crag_score: o.first.evaluation.as_ref().map(|e| e.score),
         passes: o.passes.iter().map(pass).collect(),
-        results: o
-            .artifacts
-            .iter()
-            .enumerate()
-            .map(|(i, a)| result(i + 1, a))
-            .collect(),
+        results: results(&o.artifacts),
         warnings: &o.warnings,
         total_ms: ms(o.total),
     }
 }
 
 /// A line of `GET /v1/sessions`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = SessionSummary)]
 pub struct SessionSummaryOutput {
     /// The id.
     pub session_id: String,
@@ -180,15 +180,17 @@ impl From<&SessionSummary> for SessionSummaryOutput {
 }
 
 /// `GET /v1/sessions`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Sessions)]
 pub struct SessionsResponse {
     /// Most recently used first.
     pub sessions: Vec<SessionSummaryOutput>,
 }
 
 /// `GET /v1/sessions/{id}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Session)]
 pub struct SessionOutput {
     /// The id.
     pub session_id: String,
@@ -197,11 +199,41 @@ pub struct SessionOutput {
     /// Last used (ms since the epoch).
     pub last_used_ms: i64,
     /// Cached context, most recently used first.
-    pub nodes: Vec<serde_json::Value>,
+    pub nodes: Vec<NodeOutput>,
     /// Gaps looked for in vain.
     pub not_found: Vec<String>,
     /// Turns, oldest first.
-    pub turns: Vec<serde_json::Value>,
+    pub turns: Vec<TurnOutput>,
+}
+
+/// A piece of context a session keeps.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = SessionNode)]
+pub struct NodeOutput {
+    /// The chunk id.
+    pub chunk_id: String,
+    /// Path or URL.
+    pub source: String,
+    /// The text as it was returned.
+    pub text: String,
+}
+
+/// One question and its answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Turn)]
+pub struct TurnOutput {
+    /// The question.
+    pub question: String,
+    /// The answer (null when no model wrote one).
+    pub answer: Option<String>,
+    /// The model that answered.
+    pub model: Option<String>,
+    /// Tokens of the model calls of the turn (estimated).
+    pub tokens: u32,
+    /// When (ms since the epoch).
+    pub at_ms: i64,
 }
 
 impl From<&Session> for SessionOutput {
@@ -213,22 +245,34 @@ impl From<&Session> for SessionOutput {
             nodes: s
                 .nodes
                 .iter()
-                .map(|n| serde_json::json!({"chunkId": n.chunk_id, "source": n.source, "text": n.text}))
+                .map(|n| NodeOutput {
+                    chunk_id: n.chunk_id.clone(),
+                    source: n.source.clone(),
+                    text: n.text.clone(),
+                })
                 .collect(),
             not_found: s.not_found.clone(),
             turns: s
                 .turns
                 .iter()
-                .map(|t| {
-                    serde_json::json!({
-                        "question": t.question,
-                        "answer": t.answer,
-                        "model": t.model,
-                        "tokens": t.tokens,
-                        "atMs": t.at_ms,
-                    })
+                .map(|t| TurnOutput {
+                    question: t.question.clone(),
+                    answer: t.answer.clone(),
+                    model: t.model.clone(),
+                    tokens: t.tokens,
+                    at_ms: t.at_ms,
                 })
                 .collect(),
         }
     }
+}
+
+/// `DELETE /v1/sessions/{id}` answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDeleted {
+    /// The id, normalised (lower case).
+    pub session_id: String,
+    /// Always true (a missing session is a 404).
+    pub deleted: bool,
 }

@@ -59,11 +59,11 @@ pub async fn start(tweak: impl FnOnce(&mut Config)) -> Running {
 /// Serves the API on `listener` the way `crag serve` does (its accept loop, header timeout
 /// and graceful shutdown), until the task is aborted.
 async fn serve(listener: tokio::net::TcpListener, state: AppState) {
-    let header_timeout = state.header_timeout();
+    let connections = state.connections();
     crag_http::serve(
         listener,
         router(state),
-        header_timeout,
+        connections,
         std::future::pending(),
         Duration::from_secs(1),
     )

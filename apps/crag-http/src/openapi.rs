@@ -1,0 +1,119 @@
+//! The OpenAPI 3.1 document served at `/openapi.json`, derived with utoipa from the handlers'
+//! `#[utoipa::path]` attributes and the wire types' `ToSchema` derives: a route or a field
+//! cannot change without the document changing with it.
+
+use std::sync::LazyLock;
+
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::error::ErrorBody;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "crag HTTP API",
+        version = "1.0.0",
+        description = "Self-correcting hybrid retrieval (BM25 + vectors fused, Corrective RAG, \
+            CGRAG). Every route but /healthz and /readyz needs `Authorization: Bearer <token>` \
+            when [auth] configures tokens. Errors are `{\"error\": {\"code\", \"message\"}}`; a \
+            method a route does not have is answered 405, an unknown route 404."
+    ),
+    components(schemas(ErrorBody))
+)]
+struct ApiDoc;
+
+/// The errors of every authenticated route.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code, reason = "describes responses, never constructed")]
+pub(crate) enum AuthErrors {
+    /// Missing or wrong bearer token.
+    #[response(status = 401)]
+    Unauthenticated(ErrorBody<'static>),
+    /// Too many requests in flight (`server.max_concurrent_requests`; refused, never queued),
+    /// shutting down, or a dependency configured fail-closed failed.
+    #[response(status = 503)]
+    Unavailable(ErrorBody<'static>),
+    /// Over `server.request_timeout_ms`.
+    #[response(status = 504)]
+    DeadlineExceeded(ErrorBody<'static>),
+    /// Answered without detail (the server logged it).
+    #[response(status = 500)]
+    Internal(ErrorBody<'static>),
+}
+
+/// A malformed body, id or parameter, or one out of the bounds of `[limits]`.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 400)]
+#[allow(dead_code, reason = "describes a response, never constructed")]
+pub(crate) struct InvalidArgument(ErrorBody<'static>);
+
+/// The errors of a route that reads a JSON body.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code, reason = "describes responses, never constructed")]
+pub(crate) enum BodyErrors {
+    /// The body is over `limits.max_body_bytes`.
+    #[response(status = 413)]
+    PayloadTooLarge(ErrorBody<'static>),
+    /// The body is not `application/json`.
+    #[response(status = 415)]
+    UnsupportedMediaType(ErrorBody<'static>),
+}
+
+/// No such document or session.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 404)]
+#[allow(dead_code, reason = "describes a response, never constructed")]
+pub(crate) struct NotFound(ErrorBody<'static>);
+
+/// Shutting down.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 503)]
+#[allow(dead_code, reason = "describes a response, never constructed")]
+pub(crate) struct ServiceUnavailable(ErrorBody<'static>);
+
+/// The document of the API: every route of [`crate::router`], its parameters, bodies and
+/// answers.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let (public, authenticated) = crate::routes();
+    let (_, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(public)
+        .merge(authenticated)
+        .split_for_parts();
+    // axum's catch-all `{*id}` is OpenAPI's `{id}`.
+    let wildcards: Vec<String> = doc
+        .paths
+        .paths
+        .keys()
+        .filter(|path| path.contains("{*"))
+        .cloned()
+        .collect();
+    for path in wildcards {
+        if let Some(item) = doc.paths.paths.remove(&path) {
+            doc.paths.paths.insert(path.replace("{*", "{"), item);
+        }
+    }
+    doc.components
+        .get_or_insert_with(Default::default)
+        .add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    doc.security = Some(vec![SecurityRequirement::new(
+        "bearer",
+        Vec::<String>::new(),
+    )]);
+    doc
+}
+
+/// [`document`] as JSON, built once.
+pub(crate) fn json() -> &'static str {
+    static JSON: LazyLock<String> = LazyLock::new(|| {
+        document().to_pretty_json().unwrap_or_else(|e| {
+            tracing::error!(error = %e, "cannot serialise the OpenAPI document");
+            String::from("{}")
+        })
+    });
+    &JSON
+}
