@@ -113,6 +113,11 @@ pub struct Run {
     pub tally: Tally,
     pub elapsed: Duration,
     pub warm: Option<Resident>,
+    /// Resident memory once a fifth of the run has passed under the full load (the caches,
+    /// bounded, have filled by then).
+    pub loaded: Option<Resident>,
+    /// The highest resident total sampled (once a second), KiB.
+    pub peak_kib: u64,
     pub end: Option<Resident>,
 }
 
@@ -131,16 +136,33 @@ where
     let clients: Vec<_> = (0..CLIENTS)
         .map(|id| tokio::spawn(client(id, deadline, tally.clone())))
         .collect();
+    // Resident memory once a second: the sample at a fifth of the run, and the peak.
+    let sampler = tokio::spawn(async move {
+        let fifth = started + Duration::from_secs(load_secs()) / 5;
+        let (mut loaded, mut peak) = (None, 0);
+        while Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let Some(now) = resident_kib() else { break };
+            peak = peak.max(now.total);
+            if loaded.is_none() && Instant::now() >= fifth {
+                loaded = Some(now);
+            }
+        }
+        (loaded, peak)
+    });
     for c in clients {
         c.await.unwrap();
     }
     let elapsed = started.elapsed();
     let end = resident_kib();
+    let (loaded, peak_kib) = sampler.await.unwrap();
     let tally = std::mem::take(&mut *tally.lock().unwrap());
     Run {
         tally,
         elapsed,
         warm,
+        loaded,
+        peak_kib,
         end,
     }
 }
@@ -193,6 +215,15 @@ impl Run {
                 warm.file / 1024,
                 end.file / 1024
             );
+            if let Some(loaded) = self.loaded {
+                println!(
+                    "{label}: resident {} MiB after a fifth of the run under load, {} MiB at the end ({:+.1} % over the last four fifths), peak {} MiB",
+                    loaded.total / 1024,
+                    end.total / 1024,
+                    (end.total as f64 - loaded.total as f64) / loaded.total as f64 * 100.0,
+                    self.peak_kib / 1024
+                );
+            }
         }
         assert!(
             t.errors.is_empty(),

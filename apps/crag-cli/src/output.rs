@@ -99,13 +99,17 @@ pub fn query(top_k: TopK, o: &QueryOutcome, json: bool) -> Result<()> {
                 a.web_rank.unwrap_or(0),
                 c.source
             ),
-            ArtifactOrigin::Gap | ArtifactOrigin::Session | ArtifactOrigin::Graph => println!(
+            ArtifactOrigin::Gap
+            | ArtifactOrigin::Session
+            | ArtifactOrigin::Graph
+            | ArtifactOrigin::History => println!(
                 "{:>2}. {}  {}:{}-{}",
                 i + 1,
-                if a.origin == ArtifactOrigin::Gap {
-                    "gap"
-                } else {
-                    "session"
+                match a.origin {
+                    ArtifactOrigin::Gap => "gap",
+                    ArtifactOrigin::Graph => "graph",
+                    ArtifactOrigin::History => "history",
+                    _ => "session",
                 },
                 c.source,
                 c.span.line_start,

@@ -31,6 +31,11 @@ pub struct ConnectionLimits {
     pub preface_timeout: Duration,
     /// Connections are closed gracefully once this old (`server.grpc_max_connection_age_ms`).
     pub max_age: Duration,
+    /// An idle connection is pinged after this long (`server.grpc_keepalive_interval_ms`).
+    pub keepalive_interval: Duration,
+    /// A ping not answered within this closes the connection
+    /// (`server.grpc_keepalive_timeout_ms`).
+    pub keepalive_timeout: Duration,
     /// TLS (`server.tls_cert_path`); `None` serves plain TCP (h2c).
     pub tls: Option<crag_app::TlsIdentity>,
 }

@@ -72,6 +72,7 @@ fn artifact(a: &Artifact) -> pb::Artifact {
             ArtifactOrigin::Gap => "gap",
             ArtifactOrigin::Session => "session",
             ArtifactOrigin::Graph => "graph",
+            ArtifactOrigin::History => "history",
         }
         .to_owned(),
         keyword: leg(a.keyword),

@@ -95,6 +95,8 @@ impl CragService {
             connections: ConnectionLimits {
                 preface_timeout: Duration::from_millis(config.server.header_read_timeout_ms),
                 max_age: Duration::from_millis(config.server.grpc_max_connection_age_ms),
+                keepalive_interval: Duration::from_millis(config.server.grpc_keepalive_interval_ms),
+                keepalive_timeout: Duration::from_millis(config.server.grpc_keepalive_timeout_ms),
                 tls: crag_app::TlsIdentity::load(&config.server)?,
             },
             metrics,
@@ -356,8 +358,8 @@ pub async fn serve(
         // Graceful only (no forced close after a grace period), so calls in flight finish;
         // each is bounded by the request deadline.
         .max_connection_age(limits.max_age)
-        .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
-        .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
+        .http2_keepalive_interval(Some(limits.keepalive_interval))
+        .http2_keepalive_timeout(Some(limits.keepalive_timeout))
         .add_routes(routes);
     crag_app::serve_gracefully(
         |signal| router.serve_with_incoming_shutdown(incoming, signal),
@@ -386,9 +388,3 @@ pub async fn run(
     };
     serve(listener, routes, shutdown, grace, limits).await
 }
-
-/// How often an idle connection is pinged (HTTP/2 PING), and how long its answer may take
-/// before the connection is dropped: a peer that vanished without closing frees its
-/// connection within 80 s.
-const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
-const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);

@@ -61,3 +61,60 @@ async fn connections_that_stall_in_the_handshake_are_closed() {
     assert_eq!(stats.documents, 0);
     s.shutdown().await;
 }
+
+/// Reads whatever the server writes until it closes the connection; `None` if it is still
+/// open after 10 s. Returns the time it took and the bytes read.
+async fn until_closed(tcp: &mut tokio::net::TcpStream) -> Option<(Duration, usize)> {
+    let started = Instant::now();
+    let mut buf = vec![0_u8; 4096];
+    let mut total = 0;
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(n) = tcp.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+    })
+    .await
+    .ok()
+    .map(|()| (started.elapsed(), total))
+}
+
+#[tokio::test]
+async fn a_client_silent_after_the_handshake_is_dropped_by_keepalive() {
+    let s = server(
+        |c| {
+            c.server.grpc_keepalive_interval_ms = 500;
+            c.server.grpc_keepalive_timeout_ms = 500;
+        },
+        &[],
+    )
+    .await;
+    // The preface and an empty SETTINGS frame complete the client's side of the handshake;
+    // then it never writes again (no SETTINGS ACK, no PING ACK).
+    let mut tcp = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    tcp.write_all(PREFACE).await.unwrap();
+    tcp.write_all(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]).await.unwrap();
+    let (waited, read) = until_closed(&mut tcp)
+        .await
+        .expect("the silent connection is still open after 10 s");
+    println!(
+        "silent after the handshake: {read} bytes from the server, closed after {:.2} s",
+        waited.as_secs_f64()
+    );
+    assert!(read > 0, "the server answered the handshake");
+    assert!(
+        waited >= Duration::from_millis(900),
+        "closed before a ping could go unanswered: {waited:?}"
+    );
+
+    // A real client, which answers pings, outlives several keep-alive rounds.
+    let mut client = s.client().await;
+    for _ in 0..3 {
+        client.stats(StatsRequest {}).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    client.stats(StatsRequest {}).await.unwrap();
+    s.shutdown().await;
+}

@@ -28,9 +28,13 @@ pub struct ServerSection {
     /// bodies are bounded by `request_timeout_ms`.
     pub header_read_timeout_ms: u64,
     /// A gRPC connection is closed gracefully (GOAWAY: calls in flight finish, clients
-    /// reconnect) once this old; idle connections are pinged every minute and dropped when
-    /// they do not answer within 20 s.
+    /// reconnect) once this old.
     pub grpc_max_connection_age_ms: u64,
+    /// A gRPC connection idle this long is sent an HTTP/2 PING.
+    pub grpc_keepalive_interval_ms: u64,
+    /// A PING not answered within this time closes the connection (a peer that completed the
+    /// handshake and then stopped answering).
+    pub grpc_keepalive_timeout_ms: u64,
     /// At start, bring the vector and symbol indexes back in line with the keyword catalogue
     /// after an interrupted write (`crag reconcile`; one scan of each index's ids).
     pub reconcile_on_start: bool,
@@ -51,6 +55,8 @@ impl Default for ServerSection {
             shutdown_grace_ms: 30_000,
             header_read_timeout_ms: 30_000,
             grpc_max_connection_age_ms: 600_000,
+            grpc_keepalive_interval_ms: 60_000,
+            grpc_keepalive_timeout_ms: 20_000,
             reconcile_on_start: true,
             tls_cert_path: PathBuf::new(),
             tls_key_path: PathBuf::new(),
@@ -72,8 +78,20 @@ impl ServerSection {
         if self.header_read_timeout_ms == 0 {
             bail!("server.header_read_timeout_ms must be positive");
         }
-        if self.grpc_max_connection_age_ms == 0 {
-            bail!("server.grpc_max_connection_age_ms must be positive");
+        for (key, value) in [
+            (
+                "grpc_max_connection_age_ms",
+                self.grpc_max_connection_age_ms,
+            ),
+            (
+                "grpc_keepalive_interval_ms",
+                self.grpc_keepalive_interval_ms,
+            ),
+            ("grpc_keepalive_timeout_ms", self.grpc_keepalive_timeout_ms),
+        ] {
+            if value == 0 {
+                bail!("server.{key} must be positive");
+            }
         }
         if self.max_concurrent_requests == 0 {
             bail!("server.max_concurrent_requests must be positive");

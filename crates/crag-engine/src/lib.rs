@@ -19,7 +19,8 @@ pub mod sources;
 
 pub use cgrag::{
     AskOutcome, AskRequest, CgragComponents, CgragConfig, CodeGapDetector, DetectorKind,
-    GapResolution, LlmGapDetector, PassReport, StopReason,
+    GapResolution, HistoryConfig, LlmGapDetector, PassReport, SourceConfig, SourcesConfig,
+    StopReason,
 };
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use code::CodeConfig;

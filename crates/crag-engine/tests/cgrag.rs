@@ -6,7 +6,8 @@ use std::sync::Arc;
 use crag_core::{ChunkKind, Document, DocumentId, Query, SessionId, TopK};
 use crag_engine::{
     ArtifactOrigin, AskRequest, CgragComponents, CgragConfig, ChunkingConfig, CodeGapDetector,
-    Engine, EngineConfig, EngineError, LlmGapDetector, NoProgress, Scope, StopReason,
+    Engine, EngineConfig, EngineError, HistoryConfig, LlmGapDetector, NoProgress, Scope,
+    SourcesConfig, StopReason,
 };
 use crag_ports::fakes::{
     HashEmbedder, InMemoryKeywordIndex, InMemorySessionStore, InMemoryVectorIndex,
@@ -293,4 +294,91 @@ async fn a_session_id_needs_a_session_store() {
         .await
         .unwrap_err();
     assert!(matches!(err, EngineError::InvalidInput(_)), "{err}");
+}
+
+#[tokio::test]
+async fn a_follow_up_reads_the_session_turns_as_a_context_source() {
+    let store: Arc<dyn SessionStore> = Arc::new(InMemorySessionStore::default());
+    let model = scripted(&[
+        "ANSWER: login checks the user\nMISSING: NONE",
+        "ANSWER: it signs a token\nMISSING: NONE",
+    ]);
+    let e = engine_with(
+        Arc::new(LlmGapDetector::new(model, 200, false)),
+        Some(Arc::clone(&store)),
+    )
+    .await;
+    let id = SessionId::from_bits(7);
+    let first = e
+        .ask(&AskRequest {
+            session: Some(id),
+            ..ask("what does login do")
+        })
+        .await
+        .unwrap();
+    assert!(
+        first
+            .artifacts
+            .iter()
+            .all(|a| a.origin != ArtifactOrigin::History),
+        "a new session has no turns"
+    );
+    let second = e
+        .ask(&AskRequest {
+            session: Some(id),
+            ..ask("and what does it return")
+        })
+        .await
+        .unwrap();
+    // Weight 0.5: the last turn counts as a second-ranked result, so it is in the 3 chunks.
+    let turn = second
+        .artifacts
+        .iter()
+        .find(|a| a.origin == ArtifactOrigin::History)
+        .expect("the previous turn is context");
+    assert_eq!(
+        turn.chunk.text,
+        "User: what does login do\nAssistant: login checks the user"
+    );
+    let saved = store.load(id).await.unwrap().unwrap();
+    assert_eq!(saved.turns.len(), 2);
+    assert!(
+        saved
+            .nodes
+            .iter()
+            .all(|n| !n.chunk_id.starts_with("chat-history")),
+        "turns are kept as turns, not as cached context"
+    );
+
+    // The source switched off: no turn in the context.
+    let model = scripted(&["ANSWER: again\nMISSING: NONE"]);
+    let off = engine()
+        .await
+        .with_cgrag(CgragComponents {
+            detector: Arc::new(LlmGapDetector::new(model, 200, false)),
+            sessions: Some(Arc::clone(&store)),
+            config: CgragConfig {
+                context_chunks: 3,
+                sources: SourcesConfig {
+                    history: HistoryConfig {
+                        enabled: false,
+                        ..HistoryConfig::default()
+                    },
+                    ..SourcesConfig::default()
+                },
+                ..CgragConfig::default()
+            },
+        })
+        .unwrap();
+    let third = off
+        .ask(&AskRequest {
+            session: Some(id),
+            ..ask("and what does it return")
+        })
+        .await
+        .unwrap();
+    assert!(third
+        .artifacts
+        .iter()
+        .all(|a| a.origin != ArtifactOrigin::History));
 }

@@ -113,7 +113,7 @@ pub(crate) struct ResultOutput<'a> {
     source: &'a str,
     title: &'a str,
     kind: &'a str,
-    /// `index`, `web`, `gap`, `session` or `graph`.
+    /// `index`, `web`, `gap`, `session`, `graph` or `history`.
     #[schema(value_type = String)]
     origin: ArtifactOrigin,
     span: SpanOutput,

@@ -134,7 +134,7 @@ impl Engine {
             .unwrap_or_default();
         let mut new_not_found: Vec<String> = Vec::new();
 
-        // Pass 1: the full retrieval, then the session's cache.
+        // Pass 1: the full retrieval and the session's turns, then the session's cache.
         let retrieve_started = Instant::now();
         let first = self
             .query(&QueryRequest {
@@ -144,7 +144,11 @@ impl Engine {
                 ..QueryRequest::new(request.question.clone(), request.top_k)
             })
             .await?;
-        let mut candidates = first.artifacts.clone();
+        // The registry of sources: the retrieval by kind, and the session's turns.
+        let turns = session.as_ref().map_or(&[][..], |s| s.turns.as_slice());
+        let history =
+            super::sources::history(turns, &config.sources.history, |t| self.count_tokens(t));
+        let mut candidates = super::sources::merge(&first.artifacts, history, &config.sources);
         let cached_ids: HashSet<&str> = session
             .iter()
             .flat_map(|s| s.nodes.iter().map(|n| n.chunk_id.as_str()))
@@ -326,6 +330,8 @@ impl Engine {
             let update = SessionUpdate {
                 nodes: context
                     .iter()
+                    // Turns are kept as turns, not as cached context.
+                    .filter(|a| a.origin != ArtifactOrigin::History)
                     .map(|a| CachedNode {
                         chunk_id: a.chunk.id.as_str().to_owned(),
                         source: a.chunk.source.clone(),

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::sources::SourcesConfig;
 use crate::crag::FailMode;
 use crate::error::{EngineError, Result};
 
@@ -47,6 +48,8 @@ pub struct CgragConfig {
     pub detector_fail_mode: FailMode,
     /// Cached nodes a session keeps (seed 002: 50, LRU).
     pub max_cached_nodes: usize,
+    /// Where pass 1's context comes from, with weights and caps (`[cgrag.sources.*]`).
+    pub sources: SourcesConfig,
 }
 
 impl Default for CgragConfig {
@@ -63,6 +66,7 @@ impl Default for CgragConfig {
             detector_timeout: Duration::from_secs(60),
             detector_fail_mode: FailMode::Open,
             max_cached_nodes: 50,
+            sources: SourcesConfig::default(),
         }
     }
 }
@@ -95,6 +99,6 @@ impl CgragConfig {
         if !(1..=1000).contains(&self.max_cached_nodes) {
             return bad("max_cached_nodes must be within 1..=1000");
         }
-        Ok(())
+        self.sources.validate()
     }
 }

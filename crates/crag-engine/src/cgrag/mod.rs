@@ -13,6 +13,7 @@ pub mod citations;
 pub mod code_gaps;
 mod config;
 mod llm;
+mod sources;
 mod symbol_gaps;
 mod targeted;
 
@@ -26,6 +27,7 @@ use serde::Serialize;
 pub use code_gaps::CodeGapDetector;
 pub use config::{CgragConfig, DetectorKind};
 pub use llm::LlmGapDetector;
+pub use sources::{HistoryConfig, SourceConfig, SourcesConfig};
 
 use crate::crag::{Artifact, QueryOutcome};
 

@@ -25,6 +25,8 @@ pub enum ArtifactOrigin {
     Session,
     /// A definition a code result uses, reached through the symbol graph.
     Graph,
+    /// A turn of the session's chat history (question and answer).
+    History,
 }
 
 /// One piece of context returned by a query.
