@@ -57,6 +57,9 @@ pub(crate) enum Command {
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Print the HTTP API's OpenAPI 3.1 document (what `GET /openapi.json` serves), for
+    /// generating clients without a running server.
+    Openapi,
 }
 
 #[derive(Debug, Subcommand)]

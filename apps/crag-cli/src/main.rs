@@ -48,5 +48,9 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
             print!("{}", ctx.config.to_toml()?);
             Ok(())
         }
+        Command::Openapi => {
+            println!("{}", crag_http::openapi::document().to_pretty_json()?);
+            Ok(())
+        }
     }
 }

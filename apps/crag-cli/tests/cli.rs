@@ -532,3 +532,14 @@ fn eval_runs_only_the_chosen_stages_and_writes_trec_runs() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown stage `bm26`"), "{stderr}");
 }
+
+#[test]
+fn openapi_prints_the_served_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = stdout_json(&crag(dir.path(), &["openapi"]));
+    assert_eq!(doc["openapi"], "3.1.0");
+    for path in ["/v1/query", "/v1/ask", "/v1/documents/{id}", "/healthz"] {
+        assert!(doc["paths"][path].is_object(), "{path} missing");
+    }
+    assert!(doc["components"]["schemas"]["QueryResponse"]["properties"]["results"].is_object());
+}
