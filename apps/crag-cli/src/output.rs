@@ -161,6 +161,7 @@ struct IngestOutput<'a> {
     chunks_written: usize,
     chunks_embedded: usize,
     syntax_files: usize,
+    graph_documents_filled: usize,
     chunks_per_second: f64,
     elapsed_seconds: f64,
     skipped: Vec<SkippedOutput<'a>>,
@@ -184,6 +185,7 @@ pub fn ingest_report(report: &IngestReport, json: bool) -> Result<()> {
             chunks_written: report.chunks_written,
             chunks_embedded: report.chunks_embedded,
             syntax_files: report.syntax_files,
+            graph_documents_filled: report.graph_documents_filled,
             chunks_per_second: report.chunks_per_second(),
             elapsed_seconds: report.elapsed.as_secs_f64(),
             skipped: report
@@ -211,6 +213,12 @@ pub fn ingest_report(report: &IngestReport, json: bool) -> Result<()> {
         report.elapsed.as_secs_f64(),
         report.chunks_per_second(),
     );
+    if report.graph_documents_filled > 0 {
+        println!(
+            "knowledge graph: key terms of {} stored documents filled in",
+            report.graph_documents_filled
+        );
+    }
     Ok(())
 }
 

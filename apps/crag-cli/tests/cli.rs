@@ -543,3 +543,98 @@ fn openapi_prints_the_served_document() {
     }
     assert!(doc["components"]["schemas"]["QueryResponse"]["properties"]["results"].is_object());
 }
+
+#[test]
+fn the_knowledge_graph_is_filled_in_and_routes_queries_over_the_real_adapters() {
+    let data = tempfile::tempdir().expect("tmp");
+    let corpus = fixture_corpus();
+    let corpus = corpus.to_str().expect("path");
+    let report = stdout_json(&crag(data.path(), &["ingest", corpus, "--json"]));
+    assert_eq!(report["graphDocumentsFilled"], 0);
+    assert!(!data.path().join("terms.sqlite").exists(), "off by default");
+
+    let config = data.path().join("crag.toml");
+    // Six documents: every term is in more than 5 % of them, and one shared chunk is all
+    // there is.
+    std::fs::write(
+        &config,
+        "[knowledge_graph]\nenabled = true\nmax_seed_share = 1.0\nmin_together = 1\n\
+         [crag.router]\nknowledge_graph = \"all\"\n",
+    )
+    .expect("write config");
+    let config = config.to_str().expect("path");
+    let again = stdout_json(&crag(
+        data.path(),
+        &["--config", config, "ingest", corpus, "--json"],
+    ));
+    assert_eq!(again["documentsUnchanged"], 6, "{again}");
+    assert_eq!(again["graphDocumentsFilled"], 6, "{again}");
+    assert!(data.path().join("terms.sqlite").is_file());
+
+    let q = stdout_json(&crag(
+        data.path(),
+        &[
+            "--config",
+            config,
+            "query",
+            "ocean tides",
+            "--no-crag",
+            "--json",
+        ],
+    ));
+    assert_eq!(q["route"]["route"], "knowledge_graph", "{q}");
+    let reason = q["route"]["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("knowledge graph: expanded with"),
+        "{reason}"
+    );
+    assert!(
+        q["results"][0]["source"]
+            .as_str()
+            .expect("source")
+            .ends_with("notes/tides.txt"),
+        "{q}"
+    );
+
+    // The route without the graph is a configuration error naming the key.
+    std::fs::write(
+        data.path().join("bad.toml"),
+        "[crag.router]\nknowledge_graph = \"relational\"\n",
+    )
+    .expect("write config");
+    let bad = data.path().join("bad.toml");
+    let out = crag(
+        data.path(),
+        &["--config", bad.to_str().expect("path"), "query", "tides"],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("knowledge_graph.enabled"), "{stderr}");
+
+    // crag eval measures the route as a stage of its own.
+    let dataset = fixture_beir();
+    let report = data.path().join("report.json");
+    assert_success(&crag(
+        data.path(),
+        &[
+            "--config",
+            config,
+            "eval",
+            "--dataset",
+            dataset.as_str(),
+            "--stages",
+            "hybrid,hybrid+kg",
+            "--clients",
+            "0",
+            "--json",
+            report.to_str().expect("utf-8 path"),
+        ],
+    ));
+    let stages: Vec<String> = file_json(&report)["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .map(|s| s["stage"].as_str().expect("name").to_owned())
+        .collect();
+    assert_eq!(stages, ["hybrid", "hybrid+kg"]);
+}

@@ -150,6 +150,7 @@ pub(crate) fn crag_metadata(o: &QueryOutcome) -> pb::CragMetadata {
         route: o.route.route.as_str().to_owned(),
         original_count: o.original_count as u32,
         timings: Some(pb::Timings { stages_ms }),
+        route_reason: o.route.reason.clone(),
     }
 }
 

@@ -75,6 +75,12 @@ async fn query_ingest_delete_stats_health_and_reflection() {
     assert!(["correct", "ambiguous", "incorrect"].contains(&crag.verdict.as_str()));
     assert!(crag.score.is_some() && !crag.criteria.is_empty());
     assert!(!crag.web_search_used);
+    assert_eq!(crag.route, "single");
+    assert!(
+        crag.route_reason.contains("single retrieval"),
+        "{}",
+        crag.route_reason
+    );
     assert!(crag.timings.unwrap().stages_ms["total"] > 0.0);
     assert!(!r.artifacts.is_empty());
     let first = &r.artifacts[0];

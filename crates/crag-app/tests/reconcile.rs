@@ -68,6 +68,9 @@ impl KeywordIndex for FlakyKeywords {
     async fn count(&self) -> PortResult<usize> {
         self.inner.count().await
     }
+    async fn document_frequencies(&self, terms: &[String]) -> PortResult<Vec<u64>> {
+        self.inner.document_frequencies(terms).await
+    }
     async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
         self.inner.documents().await
     }

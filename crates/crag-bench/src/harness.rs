@@ -1,5 +1,5 @@
 //! The evaluation harness of `crag eval`: runs a BEIR collection's queries through each stage
-//! (BM25, vectors, hybrid, hybrid + rerank, hybrid + Corrective RAG) and reports retrieval
+//! (BM25, vectors, hybrid, hybrid + knowledge graph, hybrid + rerank, hybrid + Corrective RAG) and reports retrieval
 //! quality, latency, throughput and how well the relevance evaluator tells answerable queries
 //! from unanswerable ones.
 
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use crag_config::{Config, EvaluatorKind};
-use crag_core::{Query, TopK};
+use crag_core::{ChunkFilter, Query, TopK};
 use crag_engine::{Engine, IngestProgress, QueryOutcome, QueryRequest};
 use crag_evaluation::{auroc, HeuristicConfig, HeuristicEvaluator};
 
@@ -86,6 +86,8 @@ struct Run {
     scores: Vec<f64>,
     /// The Corrective RAG stage's outcome.
     outcome: Option<QueryOutcome>,
+    /// The knowledge-graph stage's number of expansion terms.
+    expanded: Option<usize>,
 }
 
 /// Evaluates the collection `spec` describes under `config`: prepares its index, runs every
@@ -108,7 +110,13 @@ pub async fn evaluate(
         .into_iter()
         .filter(wanted)
         .filter(|s| *s != Stage::Rerank || engine.has_reranker())
+        .filter(|s| *s != Stage::Graph || engine.has_term_graph())
         .collect();
+    if !engine.has_term_graph() && options.stages.contains(&Stage::Graph) {
+        progress.note(
+            "stage hybrid+kg skipped: no knowledge graph ([knowledge_graph] enabled = true in --config)",
+        );
+    }
     if !engine.has_reranker() && wanted(&Stage::Rerank) {
         progress.note(
             "stage hybrid+rerank skipped: no reranker configured ([reranker] in --config, see docs/rerank.md)",
@@ -154,6 +162,16 @@ pub async fn evaluate(
         ));
         if let Some(dir) = &options.runs {
             write_run(dir, stage, &collection, &runs)?;
+        }
+        if stage == Stage::Graph {
+            let expanded: Vec<usize> = runs.iter().filter_map(|r| r.expanded).collect();
+            let terms: usize = expanded.iter().sum();
+            progress.note(&format!(
+                "hybrid+kg: {} of {} queries expanded, {:.1} terms each",
+                expanded.iter().filter(|n| **n > 0).count(),
+                runs.len(),
+                terms as f64 / expanded.iter().filter(|n| **n > 0).count().max(1) as f64,
+            ));
         }
         per_query.insert(stage, runs);
     }
@@ -221,6 +239,7 @@ async fn run_stage(
 ) -> Result<Run> {
     let depth = TopK::new(DEPTH)?;
     let doc = |id: &str| id.strip_prefix(prefix).unwrap_or(id).to_owned();
+    let mut expanded = None;
     let (ranked, outcome): (Vec<(String, f64)>, _) = match stage {
         Stage::Bm25 | Stage::Vector => {
             let hits = if stage == Stage::Bm25 {
@@ -236,6 +255,18 @@ async fn run_stage(
         }
         Stage::Hybrid => {
             let r = engine.retrieve(q, depth).await?;
+            let ranked = r
+                .hits
+                .iter()
+                .map(|h| (doc(h.chunk.document_id.as_str()), f64::from(h.fused_score)))
+                .collect();
+            (ranked, None)
+        }
+        Stage::Graph => {
+            let (r, expansion) = engine
+                .retrieve_graph(q, depth, &ChunkFilter::default())
+                .await?;
+            expanded = Some(expansion.terms.len());
             let ranked = r
                 .hits
                 .iter()
@@ -273,6 +304,7 @@ async fn run_stage(
         ids,
         scores,
         outcome,
+        expanded,
     })
 }
 

@@ -9,6 +9,9 @@ pub enum Stage {
     Vector,
     /// Both legs fused.
     Hybrid,
+    /// Hybrid with the query expanded by the knowledge graph of prose (needs
+    /// `[knowledge_graph] enabled`).
+    Graph,
     /// Hybrid, reranked by the configured cross-encoder.
     Rerank,
     /// Hybrid, judged and corrected (no web search, no rerank).
@@ -17,10 +20,11 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in the order they run.
-    pub const ALL: [Stage; 5] = [
+    pub const ALL: [Stage; 6] = [
         Stage::Bm25,
         Stage::Vector,
         Stage::Hybrid,
+        Stage::Graph,
         Stage::Rerank,
         Stage::Crag,
     ];
@@ -31,6 +35,7 @@ impl Stage {
             Self::Bm25 => "bm25",
             Self::Vector => "vector",
             Self::Hybrid => "hybrid",
+            Self::Graph => "hybrid+kg",
             Self::Rerank => "hybrid+rerank",
             Self::Crag => "hybrid+crag",
         }

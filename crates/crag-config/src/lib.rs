@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use crag_engine::{
-    CgragConfig, CodeConfig, CragConfig, EngineConfig, Fusion, DEFAULT_KEYWORD_WEIGHT,
+    CgragConfig, CodeConfig, CragConfig, EngineConfig, Fusion, GraphConfig, DEFAULT_KEYWORD_WEIGHT,
 };
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +51,9 @@ pub struct Config {
     pub sessions: SessionsSection,
     /// Code intelligence: syntax-aware chunks of source files, graph expansion of code results.
     pub code: CodeConfig,
+    /// The knowledge graph of prose: key terms kept at ingest, expansion of the queries the
+    /// router sends to the `knowledge_graph` route (`[crag.router] knowledge_graph`).
+    pub knowledge_graph: GraphConfig,
     /// Which evaluator judges retrievals, and its settings.
     pub evaluator: EvaluatorSection,
     /// Web search provider.
@@ -80,6 +83,7 @@ impl Default for Config {
             cgrag: CgragConfig::default(),
             sessions: SessionsSection::default(),
             code: CodeConfig::default(),
+            knowledge_graph: GraphConfig::default(),
             evaluator: EvaluatorSection::default(),
             web_search: WebSearchSection::default(),
             llm: None,
@@ -141,6 +145,14 @@ impl Config {
         self.cgrag.validate()?;
         self.sessions.validate()?;
         self.code.validate()?;
+        self.knowledge_graph
+            .validate()
+            .map_err(|e| anyhow!("{e}"))?;
+        if self.crag.router.knowledge_graph != Default::default() && !self.knowledge_graph.enabled {
+            bail!(
+                "crag.router.knowledge_graph routes queries to the knowledge graph: set knowledge_graph.enabled = true"
+            );
+        }
         self.server.validate()?;
         self.limits.validate()?;
         self.auth.validate()?;
@@ -161,6 +173,7 @@ impl Config {
             rrf_k: self.retrieval.rrf_k,
             code: self.code,
             query_cache_entries: self.retrieval.query_cache_entries,
+            graph: self.knowledge_graph,
             ..EngineConfig::default()
         }
     }

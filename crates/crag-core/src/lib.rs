@@ -9,6 +9,7 @@ mod error;
 mod query;
 mod scored;
 mod session;
+mod terms;
 mod verdict;
 
 pub use chunk::{Chunk, ChunkId, ChunkKind, Document, DocumentId, Span};
@@ -20,6 +21,7 @@ pub use error::{CoreError, Result};
 pub use query::{ChunkFilter, Query, TopK, WeightedTerm, MAX_QUERY_BYTES, MAX_TOP_K};
 pub use scored::{FusedHit, LegHit, ScoredChunk};
 pub use session::{CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate};
+pub use terms::{ChunkTerms, TermNeighbour};
 pub use verdict::{
     Correction, CorrectionKind, CriterionScore, EvalDocument, Evaluation, RetrievalSignals, Verdict,
 };

@@ -1,5 +1,7 @@
 //! The engine's tunables.
 
+use crag_expansion::GraphConfig;
+
 use crate::chunker::ChunkingConfig;
 use crate::code::CodeConfig;
 use crate::fusion::{Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
@@ -22,6 +24,8 @@ pub struct EngineConfig {
     pub code: CodeConfig,
     /// Query embeddings kept for repeated queries (0: none).
     pub query_cache_entries: u64,
+    /// The knowledge graph of prose: key terms kept at ingest, query expansion.
+    pub graph: GraphConfig,
 }
 
 impl Default for EngineConfig {
@@ -35,6 +39,7 @@ impl Default for EngineConfig {
             rrf_k: RRF_K,
             code: CodeConfig::default(),
             query_cache_entries: DEFAULT_QUERY_CACHE_ENTRIES,
+            graph: GraphConfig::default(),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use crag_core::{
     ChunkFilter, ChunkId, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK, WeightedTerm,
 };
-use crag_ports::{Embedder, KeywordIndex, PortResult, SymbolIndex, VectorIndex};
+use crag_ports::{Embedder, KeywordIndex, PortResult, SymbolIndex, TermGraph, VectorIndex};
 
 use crate::cgrag::CgragComponents;
 use crate::code;
@@ -92,6 +92,7 @@ pub struct Engine {
     vectors: Arc<dyn VectorIndex>,
     keywords: Arc<dyn KeywordIndex>,
     symbols: Option<Arc<dyn SymbolIndex>>,
+    terms: Option<Arc<dyn TermGraph>>,
     config: EngineConfig,
     query_vectors: Arc<QueryVectors>,
     crag: Arc<CragRuntime>,
@@ -108,6 +109,7 @@ impl Engine {
     ) -> Result<Self> {
         config.chunking.validate()?;
         config.code.validate()?;
+        config.graph.validate().map_err(EngineError::InvalidInput)?;
         if embedder.dimension() != vectors.dimension() {
             return Err(EngineError::InvalidInput(format!(
                 "embedder dimension {} differs from vector index dimension {}",
@@ -129,6 +131,7 @@ impl Engine {
             vectors,
             keywords,
             symbols: None,
+            terms: None,
             query_vectors: Arc::new(QueryVectors::new(config.query_cache_entries)),
             config,
             crag: Arc::new(CragRuntime::new(CragComponents::heuristic(
@@ -143,6 +146,19 @@ impl Engine {
     pub fn with_symbols(mut self, symbols: Arc<dyn SymbolIndex>) -> Self {
         self.symbols = Some(symbols);
         self
+    }
+
+    /// Keeps the key terms of ingested chunks in `graph` (the knowledge graph of prose) when
+    /// `graph.enabled` is set in the engine configuration; the `knowledge_graph` route reads
+    /// it.
+    pub fn with_term_graph(mut self, graph: Arc<dyn TermGraph>) -> Self {
+        self.terms = Some(graph);
+        self
+    }
+
+    /// The term graph, when one is configured and switched on.
+    pub(crate) fn term_graph(&self) -> Option<&Arc<dyn TermGraph>> {
+        self.terms.as_ref().filter(|_| self.config.graph.enabled)
     }
 
     /// The symbol index, when one is configured.
@@ -206,6 +222,8 @@ impl Engine {
             vectors: Arc::clone(&self.vectors),
             keywords: Arc::clone(&self.keywords),
             symbols: self.symbols.clone(),
+            terms: self.term_graph().cloned(),
+            graph: self.config.graph,
             chunking: self.config.chunking,
             code: self.config.code,
         }
@@ -269,6 +287,24 @@ impl Engine {
         self.retrieve_legs(
             KeywordInput::Terms(terms),
             VectorInput::Vector(vector),
+            top_k,
+            filter,
+        )
+        .await
+    }
+
+    /// Like [`Engine::retrieve_with`] with weighted index terms for the keyword leg and the
+    /// query text embedded for the vector leg (the knowledge-graph route).
+    pub(crate) async fn retrieve_terms(
+        &self,
+        terms: &[WeightedTerm],
+        text: &str,
+        top_k: TopK,
+        filter: &ChunkFilter,
+    ) -> Result<Retrieval> {
+        self.retrieve_legs(
+            KeywordInput::Terms(terms),
+            VectorInput::Text(text),
             top_k,
             filter,
         )
@@ -457,6 +493,9 @@ impl Engine {
         self.vectors.delete_documents(ids).await?;
         if let Some(symbols) = &self.symbols {
             symbols.delete_documents(ids).await?;
+        }
+        if let Some(terms) = &self.terms {
+            terms.delete_documents(ids).await?;
         }
         self.keywords.delete_documents(ids).await?;
         crate::ingest::tidy_vectors(self.vectors.as_ref()).await;

@@ -3,7 +3,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crag_core::{Chunk, ChunkId, Document, DocumentId, FileSymbols};
-use crag_ports::{EmbeddedChunk, Embedder, KeywordIndex, SymbolIndex, VectorIndex};
+use crag_expansion::GraphConfig;
+use crag_ports::{EmbeddedChunk, Embedder, KeywordIndex, SymbolIndex, TermGraph, VectorIndex};
 
 use crate::chunker::{chunk_document, ChunkingConfig};
 use crate::code::{syntax_chunks, CodeConfig};
@@ -71,6 +72,9 @@ pub struct IngestReport {
     pub chunks_embedded: usize,
     /// Source files cut along their syntax (one chunk per definition).
     pub syntax_files: usize,
+    /// Stored documents whose key terms were filled in from the keyword index (the term
+    /// graph switched on for an existing index, or an interrupted run).
+    pub graph_documents_filled: usize,
     /// Files or records not ingested, with the reason.
     pub skipped: Vec<(String, String)>,
     /// Wall time of the run.
@@ -97,6 +101,9 @@ pub(crate) struct Ingestor {
     pub(crate) vectors: Arc<dyn VectorIndex>,
     pub(crate) keywords: Arc<dyn KeywordIndex>,
     pub(crate) symbols: Option<Arc<dyn SymbolIndex>>,
+    /// The term graph, when switched on.
+    pub(crate) terms: Option<Arc<dyn TermGraph>>,
+    pub(crate) graph: GraphConfig,
     pub(crate) chunking: ChunkingConfig,
     pub(crate) code: CodeConfig,
 }
@@ -161,8 +168,29 @@ impl Ingestor {
             if let Some(symbols) = &self.symbols {
                 symbols.delete_documents(&vanished).await?;
             }
+            if let Some(terms) = &self.terms {
+                terms.delete_documents(&vanished).await?;
+            }
             self.keywords.delete_documents(&vanished).await?;
             report.documents_deleted = vanished.len();
+        }
+        if let Some(terms) = &self.terms {
+            // Documents ingested before the graph was switched on (or whose terms an
+            // interrupted run did not write) are filled in from the keyword index.
+            let catalogue: HashSet<DocumentId> = stored
+                .keys()
+                .filter(|id| !vanished.contains(id))
+                .cloned()
+                .collect();
+            let rewritten: HashSet<DocumentId> = to_index.iter().map(|d| d.id.clone()).collect();
+            report.graph_documents_filled = crate::graph::fill_in(
+                self.keywords.as_ref(),
+                terms.as_ref(),
+                &self.graph,
+                &catalogue,
+                &rewritten,
+            )
+            .await?;
         }
 
         progress.start(to_index.len());
@@ -202,6 +230,14 @@ impl Ingestor {
                         .replace_document(document, &FileSymbols::default())
                         .await?;
                 }
+            }
+            // Key terms before keywords too, for every document of the batch (a document new
+            // to the catalogue may have terms from an interrupted run).
+            if let Some(terms) = &self.terms {
+                let rows =
+                    crate::graph::chunk_terms(self.keywords.as_ref(), &chunks, &self.graph).await?;
+                let documents: Vec<DocumentId> = batch.iter().map(|d| d.id.clone()).collect();
+                terms.replace_documents(&documents, &rows).await?;
             }
             if let Err(error) = self.keywords.replace_documents(&replaced, &chunks).await {
                 // The batch is not in the catalogue: take back the vectors of its new

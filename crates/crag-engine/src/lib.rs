@@ -12,6 +12,7 @@ mod crag;
 mod engine;
 mod error;
 mod fusion;
+mod graph;
 mod ingest;
 mod query_vectors;
 mod reconcile;
@@ -29,11 +30,13 @@ pub use crag::{
     CragMetrics, EvaluationInput, ExpansionStrategy, FailMode, HeuristicRelevance, LlmRelevance,
     QueryOutcome, QueryRequest, QueryTimings, RerankConfig, RerankOutcome, Stage,
 };
+pub use crag_expansion::GraphConfig;
 pub use engine::{
     Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings, FILTER_OVERFETCH,
 };
 pub use error::{EngineError, Result};
 pub use fusion::{fuse, reciprocal_rank_fusion, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
+pub use graph::GraphExpansion;
 pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};
 pub use query_vectors::DEFAULT_QUERY_CACHE_ENTRIES;
 pub use reconcile::ReconcileReport;

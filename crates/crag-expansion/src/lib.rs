@@ -21,6 +21,9 @@
 //!   recomposed per document in text order ([`RefineConfig`]: 3 sentences per strip, minimum
 //!   score 0.2, at most 10 strips).
 //!
+//! - [`graph`]: the knowledge graph of prose ([`GraphConfig`]): key terms of chunks, and
+//!   the expansion of a query by walking their co-occurrence graph two hops.
+//!
 //! [`content_terms`] exposes the tokenizer all of these share. No IO, no async, and no
 //! function panics on any input.
 
@@ -28,6 +31,7 @@ mod budget;
 mod error;
 mod expander;
 mod fusion;
+pub mod graph;
 mod prf;
 mod refine;
 mod rewrite;
@@ -39,6 +43,7 @@ pub use budget::{estimate_tokens, pack_to_budget, Packed, DEFAULT_TOKEN_BUDGET};
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
 pub use fusion::{fuse_ranked, fuse_weighted, Fused, DEFAULT_RRF_K};
+pub use graph::GraphConfig;
 pub use prf::{rm3, rocchio, PrfConfig};
 pub use refine::{lexical_score, refine, RefineConfig, ScoredStrip};
 pub use rewrite::rewrite_keywords;

@@ -96,6 +96,18 @@ impl KeywordIndex for InMemoryKeywordIndex {
         Ok(lock(&self.chunks).len())
     }
 
+    async fn document_frequencies(&self, terms: &[String]) -> PortResult<Vec<u64>> {
+        let map = lock(&self.chunks);
+        Ok(terms
+            .iter()
+            .map(|t| {
+                map.values()
+                    .filter(|c| words(&format!("{} {}", c.title, c.text)).any(|(_, w)| &w == t))
+                    .count() as u64
+            })
+            .collect())
+    }
+
     async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
         let mut entries = DocumentEntries::default();
         for chunk in lock(&self.chunks).values() {
@@ -351,8 +363,10 @@ fn fnv1a(word: &str) -> u64 {
 mod services;
 mod session;
 mod symbols;
+mod terms;
 pub use services::{
     EvaluateFn, FnEvaluator, ScriptedLanguageModel, StaticWebSearch, TermOverlapReranker,
 };
 pub use session::InMemorySessionStore;
 pub use symbols::InMemorySymbolIndex;
+pub use terms::InMemoryTermGraph;

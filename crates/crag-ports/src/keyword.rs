@@ -95,6 +95,12 @@ pub trait KeywordIndex: Debug + Send + Sync + 'static {
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;
 
+    /// In how many stored chunks each index term (analysed, as [`KeywordIndex::analyze`]
+    /// gives it) occurs, in the order asked; 0 for a term never stored. The count may be an
+    /// estimate (Tantivy: the largest of the title's and the text's counts, deleted chunks
+    /// included until segments merge) but is exact for chunks holding the term in one field.
+    async fn document_frequencies(&self, terms: &[String]) -> PortResult<Vec<u64>>;
+
     /// Lists the stored documents with their content hashes.
     async fn documents(&self) -> PortResult<Vec<DocumentEntry>>;
 

@@ -12,6 +12,7 @@ mod llm;
 mod reranker;
 mod session;
 mod symbols;
+mod terms;
 mod vector;
 mod websearch;
 
@@ -29,5 +30,6 @@ pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role, MAX_TEMPERATU
 pub use reranker::{RerankScore, Reranker};
 pub use session::{SessionStore, DEFAULT_MAX_NODES};
 pub use symbols::{Neighbour, Relation, SymbolIndex, SymbolLookup};
+pub use terms::TermGraph;
 pub use vector::{EmbeddedChunk, VectorIndex};
 pub use websearch::{WebResult, WebSearch};

@@ -14,6 +14,7 @@ mod language_model;
 mod rerank;
 mod session;
 mod symbols;
+mod terms;
 mod websearch;
 
 pub use embedder::embedder_suite;
@@ -23,6 +24,7 @@ pub use language_model::{language_model_suite, sample_completion_request};
 pub use rerank::{reranker_suite, RerankerModel};
 pub use session::session_store_suite;
 pub use symbols::symbol_index_suite;
+pub use terms::term_graph_suite;
 pub use websearch::web_search_suite;
 
 /// Builds a chunk of `document` for tests.
@@ -148,6 +150,24 @@ pub async fn keyword_index_suite(index: &dyn KeywordIndex) {
     index.upsert(&chunks).await.expect("upsert");
     assert_eq!(index.count().await.expect("count"), chunks.len());
     weighted_terms_contract(index).await;
+    let terms: Vec<String> = ["bread", "rocket", "sauerkraut"]
+        .iter()
+        .flat_map(|w| index.analyze(w))
+        .collect();
+    assert_eq!(terms.len(), 3, "one index term per word: {terms:?}");
+    assert_eq!(
+        index
+            .document_frequencies(&terms)
+            .await
+            .expect("document_frequencies"),
+        vec![2, 1, 0],
+        "chunks holding each term (title or text), in the order asked"
+    );
+    assert!(index
+        .document_frequencies(&[])
+        .await
+        .expect("no terms")
+        .is_empty());
 
     let hits = index
         .search("sourdough bread starter", 10)

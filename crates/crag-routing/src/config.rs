@@ -25,6 +25,23 @@ pub struct RouterConfig {
     /// "evaluation"). Seed 003: analyze, compare, evaluate; added: analyse, analysis,
     /// contrast, assess.
     pub analysis_keywords: Vec<String>,
+    /// Which single-retrieval queries take the knowledge-graph route (default `off`; the
+    /// engine needs `[knowledge_graph] enabled`).
+    pub knowledge_graph: GraphRouting,
+}
+
+/// Which queries the router sends to [`crate::Route::KnowledgeGraph`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphRouting {
+    /// None.
+    #[default]
+    Off,
+    /// Questions about how things relate: "related to", "relationship between", "associated
+    /// with", "link between", "role of", "interaction of"...
+    Relational,
+    /// Every query that would take a single retrieval.
+    All,
 }
 
 impl Default for RouterConfig {
@@ -39,6 +56,7 @@ impl Default for RouterConfig {
             ]
             .map(String::from)
             .to_vec(),
+            knowledge_graph: GraphRouting::Off,
         }
     }
 }

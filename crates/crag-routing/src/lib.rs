@@ -18,18 +18,23 @@
 //!   take the subject of the first question.
 //! - [`Route::Single`]: everything else.
 //!
-//! Seed 003's fourth strategy, knowledge-graph retrieval, has no counterpart in crag.
+//! - [`Route::KnowledgeGraph`] (seed 003's fourth strategy), when
+//!   [`RouterConfig::knowledge_graph`] asks for it: every query that would take a single
+//!   retrieval (`all`), or only questions about how things relate (`relational`: "related
+//!   to", "relationship between", "associated with", "role of"...).
+//!
 //! No IO, no async, no model; `classify` never panics.
 
 mod arithmetic;
 mod compare;
 mod config;
 mod decompose;
+mod relational;
 mod route;
 mod router;
 mod small_talk;
 mod words;
 
-pub use config::RouterConfig;
+pub use config::{GraphRouting, RouterConfig};
 pub use route::{Route, RoutingDecision};
 pub use router::QueryRouter;

@@ -4,8 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// The retrieval strategy chosen for a query (seed 003 `RetrievalStrategy`, without the
-/// knowledge-graph strategy, which crag does not have).
+/// The retrieval strategy chosen for a query (seed 003 `RetrievalStrategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Route {
@@ -15,15 +14,20 @@ pub enum Route {
     Single,
     /// A multi-part query: retrieve for each sub-query as well, then fuse.
     MultiStep,
+    /// One retrieval with the query expanded by the knowledge graph of prose (related terms
+    /// two hops away, with decaying weights).
+    KnowledgeGraph,
 }
 
 impl Route {
-    /// Returns the stable name: `"no_retrieval"`, `"single"` or `"multi_step"`.
+    /// Returns the stable name: `"no_retrieval"`, `"single"`, `"multi_step"` or
+    /// `"knowledge_graph"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::NoRetrieval => "no_retrieval",
             Self::Single => "single",
             Self::MultiStep => "multi_step",
+            Self::KnowledgeGraph => "knowledge_graph",
         }
     }
 }
@@ -69,6 +73,7 @@ mod tests {
             (Route::NoRetrieval, "no_retrieval"),
             (Route::Single, "single"),
             (Route::MultiStep, "multi_step"),
+            (Route::KnowledgeGraph, "knowledge_graph"),
         ] {
             assert_eq!(route.as_str(), name);
             assert_eq!(route.to_string(), name);

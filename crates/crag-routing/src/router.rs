@@ -2,8 +2,9 @@
 
 use crate::arithmetic::is_arithmetic;
 use crate::compare::{comparison, normalize_keywords};
-use crate::config::RouterConfig;
+use crate::config::{GraphRouting, RouterConfig};
 use crate::decompose::{clauses, enumeration, finish, questions, resolve_pronouns};
+use crate::relational::relational_cue;
 use crate::route::{Route, RoutingDecision};
 use crate::small_talk::small_talk;
 use crate::words::{words, Word};
@@ -45,7 +46,9 @@ impl QueryRouter {
     ///    analysis of several items ("compare A and B", "difference between A and B",
     ///    "A vs B"), clauses joined by "and how/why/what ..." or ", then", or a long query
     ///    (at least `multi_step_min_words` words) made of several sentences;
-    /// 3. otherwise [`Route::Single`].
+    /// 3. with [`RouterConfig::knowledge_graph`] `all`, or `relational` and a question about
+    ///    how things relate ("related to", "role of"...): [`Route::KnowledgeGraph`];
+    /// 4. otherwise [`Route::Single`].
     ///
     /// Never panics; the reason names the rule that fired.
     pub fn classify(&self, query: &str) -> RoutingDecision {
@@ -69,6 +72,23 @@ impl QueryRouter {
         }
         if let Some(decision) = self.multi_step(query, &words) {
             return decision;
+        }
+        match self.config.knowledge_graph {
+            GraphRouting::Off => {}
+            GraphRouting::All => {
+                return RoutingDecision::new(
+                    Route::KnowledgeGraph,
+                    "single retrieval expanded by the knowledge graph (knowledge_graph = all)",
+                );
+            }
+            GraphRouting::Relational => {
+                if let Some(cue) = relational_cue(&words) {
+                    return RoutingDecision::new(
+                        Route::KnowledgeGraph,
+                        format!("question about a relation (\"{cue}\"): knowledge graph"),
+                    );
+                }
+            }
         }
         let count = query.split_whitespace().count();
         if count >= self.config.multi_step_min_words {
@@ -132,6 +152,42 @@ mod tests {
 
     fn classify(q: &str) -> RoutingDecision {
         QueryRouter::default().classify(q)
+    }
+
+    #[test]
+    fn the_knowledge_graph_route_is_off_by_default_and_follows_its_setting() {
+        let q = "How is p53 related to apoptosis?";
+        assert_eq!(classify(q).route, Route::Single);
+        let router = |knowledge_graph| {
+            QueryRouter::new(RouterConfig {
+                knowledge_graph,
+                ..RouterConfig::default()
+            })
+        };
+        let relational = router(GraphRouting::Relational);
+        let d = relational.classify(q);
+        assert_eq!(d.route, Route::KnowledgeGraph);
+        assert!(d.reason.contains("related to"), "{}", d.reason);
+        assert_eq!(
+            relational.classify("what does p53 do").route,
+            Route::Single,
+            "no relation asked"
+        );
+        let all = router(GraphRouting::All);
+        assert_eq!(
+            all.classify("what does p53 do").route,
+            Route::KnowledgeGraph
+        );
+        assert_eq!(
+            all.classify("thanks!").route,
+            Route::NoRetrieval,
+            "small talk first"
+        );
+        assert_eq!(
+            all.classify("compare tantivy and lucene").route,
+            Route::MultiStep,
+            "several parts first"
+        );
     }
 
     #[test]

@@ -5,9 +5,13 @@
 //!
 //! Lookups and neighbourhood walks are indexed: by name, qualified path (and its reverse, for
 //! suffix lookups), document, chunk, reference name and the definition holding a reference.
+//!
+//! [`SqliteTermGraph`] keeps the knowledge graph of prose (the key terms of each chunk, see
+//! `TermGraph`) in a database file of its own, the same way.
 
 mod neighbours;
 mod rows;
+mod terms;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -20,6 +24,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::SqlitePool;
 
 use rows::{DEF_COLUMNS, LOOKUP_ORDER};
+pub use terms::SqliteTermGraph;
 
 /// Chunk ids bound per `IN (…)` query, well under SQLite's parameter limit.
 const BATCH: usize = 500;
@@ -40,6 +45,59 @@ fn limit_param(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
+/// One connection to the database file at `path` (created with its directory if needed), WAL
+/// journal: writes never contend.
+async fn file_pool(path: &Path, store: &str) -> PortResult<SqlitePool> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            PortError::with_source(
+                ErrorKind::Unavailable,
+                format!("cannot create {}", dir.display()),
+                e,
+            )
+        })?;
+    }
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .busy_timeout(ACQUIRE_TIMEOUT);
+    connect(options, SqlitePoolOptions::new(), store).await
+}
+
+/// A private database in memory, kept as long as the pool.
+async fn memory_pool(store: &str) -> PortResult<SqlitePool> {
+    let options = SqliteConnectOptions::new().in_memory(true);
+    // Each connection to `:memory:` is its own database: keep the one connection forever.
+    let pool = SqlitePoolOptions::new()
+        .min_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None);
+    connect(options, pool, store).await
+}
+
+async fn connect(
+    options: SqliteConnectOptions,
+    pool: SqlitePoolOptions,
+    store: &str,
+) -> PortResult<SqlitePool> {
+    pool.max_connections(1)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(|e| {
+            let kind = match &e {
+                sqlx::Error::PoolTimedOut => ErrorKind::Timeout,
+                _ => ErrorKind::Unavailable,
+            };
+            PortError::with_source(
+                kind,
+                format!("{store}: opening the SQLite database failed"),
+                e,
+            )
+        })
+}
+
 /// The symbol index in a SQLite database.
 #[derive(Debug, Clone)]
 pub struct SqliteSymbolIndex {
@@ -49,41 +107,16 @@ pub struct SqliteSymbolIndex {
 impl SqliteSymbolIndex {
     /// Opens (creating it and its directory if needed) the database at `path` and migrates it.
     pub async fn open(path: &Path) -> PortResult<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                PortError::with_source(
-                    ErrorKind::Unavailable,
-                    format!("cannot create {}", dir.display()),
-                    e,
-                )
-            })?;
-        }
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(ACQUIRE_TIMEOUT);
-        Self::connect(options, SqlitePoolOptions::new()).await
+        let pool = file_pool(path, "symbol index").await?;
+        Self::migrated(pool).await
     }
 
     /// A private database in memory, gone when the index is dropped; for tests.
     pub async fn in_memory() -> PortResult<Self> {
-        let options = SqliteConnectOptions::new().in_memory(true);
-        // Each connection to `:memory:` is its own database: keep the one connection forever.
-        let pool = SqlitePoolOptions::new()
-            .min_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None);
-        Self::connect(options, pool).await
+        Self::migrated(memory_pool("symbol index").await?).await
     }
 
-    async fn connect(options: SqliteConnectOptions, pool: SqlitePoolOptions) -> PortResult<Self> {
-        let pool = pool
-            .max_connections(1)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(options)
-            .await
-            .map_err(|e| db_error("opening the SQLite database", e))?;
+    async fn migrated(pool: SqlitePool) -> PortResult<Self> {
         sqlx::migrate!("./migrations")
             .run(&pool)
             .await

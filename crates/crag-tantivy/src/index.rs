@@ -220,6 +220,24 @@ impl Inner {
         usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
     }
 
+    /// Per term, the larger of its title and text document frequencies.
+    fn document_frequencies(&self, terms: &[String]) -> PortResult<Vec<u64>> {
+        let searcher = self.reader.searcher();
+        terms
+            .iter()
+            .map(|t| {
+                let mut most = 0;
+                for term in self.fields.field_terms(t) {
+                    let n = searcher
+                        .doc_freq(&term)
+                        .map_err(port_error("failed to read term frequencies"))?;
+                    most = most.max(n);
+                }
+                Ok(most)
+            })
+            .collect()
+    }
+
     /// The stored chunks matching any of `terms` (chunk or document terms).
     fn chunks_matching(&self, terms: Vec<Term>) -> PortResult<Vec<crag_core::Chunk>> {
         const MESSAGE: &str = "failed to read keyword index chunks";
@@ -403,6 +421,15 @@ impl KeywordIndex for TantivyKeywordIndex {
 
     async fn count(&self) -> PortResult<usize> {
         Ok(self.inner.count())
+    }
+
+    async fn document_frequencies(&self, terms: &[String]) -> PortResult<Vec<u64>> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let terms = terms.to_vec();
+        self.blocking(move |inner| inner.document_frequencies(&terms))
+            .await
     }
 
     async fn documents(&self) -> PortResult<Vec<DocumentEntry>> {

@@ -72,7 +72,9 @@ struct RerankScoreOutput {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct RouteOutput<'a> {
+    /// `no_retrieval`, `single`, `multi_step` or `knowledge_graph`.
     route: &'static str,
+    /// The rule that fired; for `knowledge_graph`, the related terms added.
     reason: &'a str,
     sub_queries: &'a [String],
 }

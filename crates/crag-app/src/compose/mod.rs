@@ -18,13 +18,16 @@ use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
 use crag_ports::{GapDetector, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
-use crag_symbols::SqliteSymbolIndex;
+use crag_symbols::{SqliteSymbolIndex, SqliteTermGraph};
 use crag_tantivy::TantivyKeywordIndex;
 
 pub use registry::{evaluator, language_model, reranker, web_search};
 
 /// File of the symbol index, in the data directory.
 pub const SYMBOLS_FILE: &str = "symbols.sqlite";
+
+/// The term graph (knowledge graph of prose) in the data directory, when switched on.
+pub const TERMS_FILE: &str = "terms.sqlite";
 
 /// Name of the LanceDB table holding chunk vectors.
 pub const VECTOR_TABLE: &str = "chunks";
@@ -72,7 +75,8 @@ pub fn components(config: &Config) -> Result<CragComponents> {
     Ok(parts)
 }
 
-/// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB, the SQLite symbol index) on
+/// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB, the SQLite symbol index and,
+/// with `[knowledge_graph] enabled`, the SQLite term graph) on
 /// `data_dir` / `vectors_uri` without the Corrective RAG adapters (the engine's defaults).
 pub async fn open_indexes(
     config: &Config,
@@ -101,13 +105,22 @@ pub async fn open_indexes(
     let symbols = SqliteSymbolIndex::open(&symbols_path)
         .await
         .with_context(|| format!("cannot open the symbol index {}", symbols_path.display()))?;
-    Ok(Engine::new(
+    let graph_enabled = engine.graph.enabled;
+    let mut engine = Engine::new(
         Arc::new(embedder),
         Arc::new(vectors),
         Arc::new(keywords),
         engine,
     )?
-    .with_symbols(Arc::new(symbols)))
+    .with_symbols(Arc::new(symbols));
+    if graph_enabled {
+        let terms_path = data_dir.join(TERMS_FILE);
+        let terms = SqliteTermGraph::open(&terms_path)
+            .await
+            .with_context(|| format!("cannot open the term graph {}", terms_path.display()))?;
+        engine = engine.with_term_graph(Arc::new(terms));
+    }
+    Ok(engine)
 }
 
 /// The session store of `[sessions]`, if any.

@@ -30,7 +30,7 @@ impl Engine {
         }
 
         let t = Instant::now();
-        let route = rt.route(&request.query);
+        let mut route = rt.route(&request.query);
         run.timings.add(Stage::Route, t.elapsed());
 
         let mut evaluation = None;
@@ -39,6 +39,9 @@ impl Engine {
         let mut rerank_outcome = None;
         if route.route != Route::NoRetrieval {
             let first = run.first_retrieval(&route).await?;
+            if let Some(note) = run.graph_note.take() {
+                route.reason = format!("{}; {note}", route.reason);
+            }
             rerank_outcome = first.rerank;
             original_count = first.artifacts.len();
             artifacts = first.artifacts;

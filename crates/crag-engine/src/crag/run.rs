@@ -35,6 +35,8 @@ pub(crate) struct Run<'a> {
     /// Chunks a correction removed on the evaluator's evidence (the filter): they do not
     /// come back below the judged depth.
     pub(crate) discarded: HashSet<ChunkId>,
+    /// What the knowledge-graph route added to the query, for the route's reason.
+    pub(crate) graph_note: Option<String>,
 }
 
 /// The first retrieval: artifacts (reranked when configured), the vector leg's floor and what
@@ -64,6 +66,7 @@ impl<'a> Run<'a> {
             )
             .unwrap_or(request.top_k),
             discarded: HashSet::new(),
+            graph_note: None,
         }
     }
 
@@ -115,6 +118,11 @@ impl<'a> Run<'a> {
         route: &RoutingDecision,
         top_k: TopK,
     ) -> Result<(Vec<FusedHit>, Option<f32>, RetrievalTimings)> {
+        if route.route == Route::KnowledgeGraph {
+            if let Some(found) = self.retrieve_graph(top_k).await {
+                return Ok(found);
+            }
+        }
         let main = self
             .engine
             .retrieve_with(&self.request.query, top_k, &self.request.filter)
@@ -161,6 +169,42 @@ impl<'a> Run<'a> {
             .map(|f| f.item)
             .collect();
         Ok((hits, floor, main.timings))
+    }
+
+    /// The knowledge-graph route: the query expanded by related terms. `None` (with a
+    /// warning) when there is no term graph or reading it failed: the caller retrieves the
+    /// query as asked.
+    async fn retrieve_graph(
+        &mut self,
+        top_k: TopK,
+    ) -> Option<(Vec<FusedHit>, Option<f32>, RetrievalTimings)> {
+        if !self.engine.has_term_graph() {
+            self.warnings.push(
+                "the knowledge_graph route needs a term graph ([knowledge_graph] enabled = true): single retrieval"
+                    .into(),
+            );
+            return None;
+        }
+        let request = self.request;
+        match self
+            .engine
+            .retrieve_graph(&request.query, top_k, &request.filter)
+            .await
+        {
+            Ok((r, expansion)) => {
+                self.graph_note = Some(expansion.describe());
+                self.warnings.extend(r.warnings);
+                self.query_vector = r.query_vector;
+                Some((r.hits, r.vector_floor, r.timings))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "knowledge-graph retrieval failed");
+                self.warnings.push(format!(
+                    "knowledge-graph retrieval failed ({e}): single retrieval"
+                ));
+                None
+            }
+        }
     }
 
     /// Second stage: cross-encoder scores, threshold, final k; honours the fail mode.

@@ -1,0 +1,209 @@
+//! The knowledge graph of prose in the engine: key terms written at ingest (and filled in for
+//! documents ingested before the graph was switched on), and the expansion of a query by the
+//! `knowledge_graph` route. The scoring is pure (`crag_expansion::graph`); this module reads
+//! the ports.
+
+use std::collections::{HashMap, HashSet};
+
+use crag_core::{Chunk, ChunkFilter, ChunkKind, ChunkTerms, DocumentId, Query, TopK};
+use crag_expansion::graph::{
+    distinct_terms, graph_query, key_terms, seeds, Expansion, ExpansionTerm,
+};
+use crag_expansion::GraphConfig;
+use crag_ports::{KeywordIndex, TermGraph};
+
+use crate::engine::{Engine, Retrieval};
+use crate::error::Result;
+
+/// Documents whose terms are written per call when filling in the graph.
+const FILL_BATCH: usize = 64;
+
+/// The text a chunk's key terms are taken from: its title and text, as BM25 indexes them.
+fn indexed_text(chunk: &Chunk) -> String {
+    format!("{}\n{}", chunk.title, chunk.text)
+}
+
+/// The key terms of `chunks` (prose and web text; code chunks are stored without terms, the
+/// symbol graph covers code). Document frequencies are the keyword index's plus this batch's,
+/// so a batch not yet in the index is weighed against itself too.
+pub(crate) async fn chunk_terms(
+    keywords: &dyn KeywordIndex,
+    chunks: &[Chunk],
+    config: &GraphConfig,
+) -> Result<Vec<ChunkTerms>> {
+    let tokens: Vec<Vec<String>> = chunks
+        .iter()
+        .map(|c| match c.kind {
+            ChunkKind::Code => Vec::new(),
+            _ => keywords.analyze(&indexed_text(c)),
+        })
+        .collect();
+    let mut batch_df: HashMap<&str, u64> = HashMap::new();
+    for t in &tokens {
+        let distinct: HashSet<&str> = t.iter().map(String::as_str).collect();
+        for term in distinct {
+            *batch_df.entry(term).or_default() += 1;
+        }
+    }
+    let mut vocabulary: Vec<String> = batch_df.keys().map(|t| (*t).to_owned()).collect();
+    vocabulary.sort_unstable();
+    let stored = keywords.document_frequencies(&vocabulary).await?;
+    let df: HashMap<&str, u64> = vocabulary
+        .iter()
+        .zip(stored)
+        .map(|(t, n)| {
+            (
+                t.as_str(),
+                n + batch_df.get(t.as_str()).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+    let total = keywords.count().await? as u64 + chunks.len() as u64;
+    Ok(chunks
+        .iter()
+        .zip(&tokens)
+        .map(|(c, t)| ChunkTerms {
+            chunk: c.id.clone(),
+            document: c.document_id.clone(),
+            terms: key_terms(
+                t,
+                |term| df.get(term).copied().unwrap_or(0),
+                total,
+                config.terms_per_chunk,
+            ),
+        })
+        .collect())
+}
+
+/// Brings the graph in step with the keyword index (the catalogue): documents the graph
+/// lacks are read back from the keyword index and their terms written, documents only the
+/// graph holds are removed. `skip` are documents about to be (re)written anyway. Returns how
+/// many documents were filled in.
+pub(crate) async fn fill_in(
+    keywords: &dyn KeywordIndex,
+    graph: &dyn TermGraph,
+    config: &GraphConfig,
+    catalogue: &HashSet<DocumentId>,
+    skip: &HashSet<DocumentId>,
+) -> Result<usize> {
+    let held: HashSet<DocumentId> = graph.documents().await?.into_iter().collect();
+    let stale: Vec<DocumentId> = held.difference(catalogue).cloned().collect();
+    if !stale.is_empty() {
+        graph.delete_documents(&stale).await?;
+    }
+    let mut missing: Vec<&DocumentId> = catalogue
+        .iter()
+        .filter(|d| !held.contains(*d) && !skip.contains(*d))
+        .collect();
+    missing.sort();
+    for batch in missing.chunks(FILL_BATCH) {
+        let mut chunks = Vec::new();
+        for document in batch {
+            chunks.extend(keywords.document_chunks(document).await?);
+        }
+        let terms = chunk_terms(keywords, &chunks, config).await?;
+        let documents: Vec<DocumentId> = batch.iter().map(|d| (*d).clone()).collect();
+        graph.replace_documents(&documents, &terms).await?;
+    }
+    if !missing.is_empty() {
+        tracing::info!(
+            documents = missing.len(),
+            "term graph filled in from the keyword index"
+        );
+    }
+    Ok(missing.len())
+}
+
+/// What the knowledge-graph route added to a query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GraphExpansion {
+    /// The query terms walked from (known to the graph, not too common).
+    pub seeds: Vec<String>,
+    /// The terms added, best first.
+    pub terms: Vec<ExpansionTerm>,
+}
+
+impl GraphExpansion {
+    /// A short description for the route's reason: the terms added and where from.
+    pub fn describe(&self) -> String {
+        if self.terms.is_empty() {
+            return "knowledge graph: no related terms found, query kept".into();
+        }
+        let terms: Vec<String> = self
+            .terms
+            .iter()
+            .map(|t| format!("{} ({:.2} via {})", t.term, t.score, t.via))
+            .collect();
+        format!("knowledge graph: expanded with {}", terms.join(", "))
+    }
+}
+
+impl Engine {
+    /// Whether a term graph is configured and switched on.
+    pub fn has_term_graph(&self) -> bool {
+        self.term_graph().is_some()
+    }
+
+    /// The terms the knowledge graph relates to `query`: its index terms known to the graph
+    /// and in at most `max_seed_share` of the chunks are the seeds; their neighbours (shared
+    /// chunks >= `min_together`) score by association, the best `frontier` of them are walked
+    /// a second hop (scaled by `decay`), and the best `max_terms` are kept. Empty without a
+    /// term graph.
+    pub async fn graph_expansion(&self, query: &Query) -> Result<GraphExpansion> {
+        let Some(graph) = self.term_graph() else {
+            return Ok(GraphExpansion::default());
+        };
+        let config = &self.config().graph;
+        let tokens = self.keyword_index().analyze(query.as_str());
+        let terms = distinct_terms(&tokens);
+        if terms.is_empty() || config.max_terms == 0 {
+            return Ok(GraphExpansion::default());
+        }
+        let frequencies = graph.frequencies(&terms).await?;
+        let chunks = graph.chunk_count().await?;
+        let seeds = seeds(&terms, &frequencies, chunks, config);
+        let cap = ((chunks as f64) * f64::from(config.max_seed_share)).max(1.0);
+        let mut expansion = Expansion::new(&terms);
+        for (seed, frequency) in &seeds {
+            let neighbours = graph
+                .neighbours(seed, config.min_together, config.neighbours)
+                .await?;
+            expansion.add(seed, 1.0, *frequency, &neighbours, 1, config.decay);
+        }
+        if config.hops >= 2 {
+            let frontier = expansion.frontier(config.frontier);
+            for m in frontier.iter().filter(|m| (m.frequency as f64) <= cap) {
+                let neighbours = graph
+                    .neighbours(&m.term, config.min_together, config.neighbours)
+                    .await?;
+                expansion.add(&m.term, m.score, m.frequency, &neighbours, 2, config.decay);
+            }
+        }
+        Ok(GraphExpansion {
+            seeds: seeds.into_iter().map(|(t, _)| t).collect(),
+            terms: expansion.top(config.max_terms),
+        })
+    }
+
+    /// Hybrid retrieval with the query expanded by the knowledge graph: the keyword leg
+    /// searches the query's terms at weight 1 and the related terms at `weight` × their
+    /// score; the vector leg embeds the query as asked. Without related terms (or without a
+    /// term graph) this is [`Engine::retrieve_with`].
+    pub async fn retrieve_graph(
+        &self,
+        query: &Query,
+        top_k: TopK,
+        filter: &ChunkFilter,
+    ) -> Result<(Retrieval, GraphExpansion)> {
+        let expansion = self.graph_expansion(query).await?;
+        if expansion.terms.is_empty() {
+            return Ok((self.retrieve_with(query, top_k, filter).await?, expansion));
+        }
+        let tokens = self.keyword_index().analyze(query.as_str());
+        let weighted = graph_query(&tokens, &expansion.terms, self.config().graph.weight);
+        let retrieval = self
+            .retrieve_terms(&weighted, query.as_str(), top_k, filter)
+            .await?;
+        Ok((retrieval, expansion))
+    }
+}
