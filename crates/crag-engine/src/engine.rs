@@ -54,7 +54,7 @@ pub struct Retrieval {
 
 /// What the keyword leg searches with.
 #[derive(Debug, Clone, Copy)]
-enum KeywordInput<'a> {
+pub(crate) enum KeywordInput<'a> {
     /// User text, analysed by the index.
     Text(&'a str),
     /// Weighted index terms (pseudo-relevance feedback).
@@ -63,7 +63,7 @@ enum KeywordInput<'a> {
 
 /// What the vector leg searches with.
 #[derive(Debug, Clone, Copy)]
-enum VectorInput<'a> {
+pub(crate) enum VectorInput<'a> {
     /// User text, embedded first.
     Text(&'a str),
     /// A vector already made (pseudo-relevance feedback).
@@ -92,7 +92,7 @@ pub struct Engine {
     vectors: Arc<dyn VectorIndex>,
     keywords: Arc<dyn KeywordIndex>,
     symbols: Option<Arc<dyn SymbolIndex>>,
-    terms: Option<Arc<dyn TermGraph>>,
+    pub(crate) terms: Option<Arc<dyn TermGraph>>,
     config: EngineConfig,
     query_vectors: Arc<QueryVectors>,
     crag: Arc<CragRuntime>,
@@ -146,19 +146,6 @@ impl Engine {
     pub fn with_symbols(mut self, symbols: Arc<dyn SymbolIndex>) -> Self {
         self.symbols = Some(symbols);
         self
-    }
-
-    /// Keeps the key terms of ingested chunks in `graph` (the knowledge graph of prose) when
-    /// `graph.enabled` is set in the engine configuration; the `knowledge_graph` route reads
-    /// it.
-    pub fn with_term_graph(mut self, graph: Arc<dyn TermGraph>) -> Self {
-        self.terms = Some(graph);
-        self
-    }
-
-    /// The term graph, when one is configured and switched on.
-    pub(crate) fn term_graph(&self) -> Option<&Arc<dyn TermGraph>> {
-        self.terms.as_ref().filter(|_| self.config.graph.enabled)
     }
 
     /// The symbol index, when one is configured.
@@ -293,24 +280,6 @@ impl Engine {
         .await
     }
 
-    /// Like [`Engine::retrieve_with`] with weighted index terms for the keyword leg and the
-    /// query text embedded for the vector leg (the knowledge-graph route).
-    pub(crate) async fn retrieve_terms(
-        &self,
-        terms: &[WeightedTerm],
-        text: &str,
-        top_k: TopK,
-        filter: &ChunkFilter,
-    ) -> Result<Retrieval> {
-        self.retrieve_legs(
-            KeywordInput::Terms(terms),
-            VectorInput::Text(text),
-            top_k,
-            filter,
-        )
-        .await
-    }
-
     /// The stored embeddings of `ids` (those the vector index holds), in order.
     pub(crate) async fn stored_vectors(
         &self,
@@ -319,7 +288,7 @@ impl Engine {
         Ok(self.vectors.vectors(ids).await?)
     }
 
-    async fn retrieve_legs(
+    pub(crate) async fn retrieve_legs(
         &self,
         keyword_input: KeywordInput<'_>,
         vector_input: VectorInput<'_>,

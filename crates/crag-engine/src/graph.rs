@@ -5,14 +5,16 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crag_core::{Chunk, ChunkFilter, ChunkKind, ChunkTerms, DocumentId, Query, TopK};
+use crag_core::{Chunk, ChunkFilter, ChunkKind, ChunkTerms, DocumentId, Query, TopK, WeightedTerm};
 use crag_expansion::graph::{
     distinct_terms, graph_query, key_terms, seeds, Expansion, ExpansionTerm,
 };
 use crag_expansion::GraphConfig;
 use crag_ports::{KeywordIndex, TermGraph};
 
-use crate::engine::{Engine, Retrieval};
+use std::sync::Arc;
+
+use crate::engine::{Engine, KeywordInput, Retrieval, VectorInput};
 use crate::error::Result;
 
 /// Documents whose terms are written per call when filling in the graph.
@@ -139,6 +141,37 @@ impl GraphExpansion {
 }
 
 impl Engine {
+    /// Keeps the key terms of ingested chunks in `graph` (the knowledge graph of prose) when
+    /// `graph.enabled` is set in the engine configuration; the `knowledge_graph` route reads
+    /// it.
+    pub fn with_term_graph(mut self, graph: Arc<dyn TermGraph>) -> Self {
+        self.terms = Some(graph);
+        self
+    }
+
+    /// The term graph, when one is configured and switched on.
+    pub(crate) fn term_graph(&self) -> Option<&Arc<dyn TermGraph>> {
+        self.terms.as_ref().filter(|_| self.config().graph.enabled)
+    }
+
+    /// Like [`Engine::retrieve_with`] with weighted index terms for the keyword leg and the
+    /// query text embedded for the vector leg (the knowledge-graph route).
+    pub(crate) async fn retrieve_terms(
+        &self,
+        terms: &[WeightedTerm],
+        text: &str,
+        top_k: TopK,
+        filter: &ChunkFilter,
+    ) -> Result<Retrieval> {
+        self.retrieve_legs(
+            KeywordInput::Terms(terms),
+            VectorInput::Text(text),
+            top_k,
+            filter,
+        )
+        .await
+    }
+
     /// Whether a term graph is configured and switched on.
     pub fn has_term_graph(&self) -> bool {
         self.term_graph().is_some()

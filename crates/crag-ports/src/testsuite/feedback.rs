@@ -78,3 +78,26 @@ pub(super) async fn stored_vectors_contract(index: &dyn VectorIndex, records: &[
     }
     assert!(index.vectors(&[]).await.expect("no ids").is_empty());
 }
+
+/// `document_frequencies` over the sample chunks: chunks holding each term in their title or
+/// text, in the order asked, 0 for a term never stored.
+pub(super) async fn document_frequencies_contract(index: &dyn KeywordIndex) {
+    let terms: Vec<String> = ["bread", "rocket", "sauerkraut"]
+        .iter()
+        .flat_map(|w| index.analyze(w))
+        .collect();
+    assert_eq!(terms.len(), 3, "one index term per word: {terms:?}");
+    assert_eq!(
+        index
+            .document_frequencies(&terms)
+            .await
+            .expect("document_frequencies"),
+        vec![2, 1, 0],
+        "chunks holding each term (title or text), in the order asked"
+    );
+    assert!(index
+        .document_frequencies(&[])
+        .await
+        .expect("no terms")
+        .is_empty());
+}
