@@ -24,3 +24,14 @@ if [ -n "$found" ]; then
   exit 1
 fi
 echo "crag-config depends on no adapter" >&2
+
+# Size: no source file outside tests over 500 lines, no main over 80 (issue 14).
+long=$(find crates apps -path '*/src/*' -name '*.rs' ! -name 'tests.rs' ! -path '*/tests/*' \
+  -exec awk 'END { if (NR > 500) print FILENAME ": " NR " lines" }' {} \;)
+long_mains=$(find apps crates -path '*/src/*' -name 'main.rs' \
+  -exec awk 'END { if (NR > 80) print FILENAME ": " NR " lines" }' {} \;)
+if [ -n "$long$long_mains" ]; then
+  printf 'source files over the size limits (500 lines, main.rs 80):\n%s%s\n' "$long" "$long_mains" >&2
+  exit 1
+fi
+echo "every source file is under 500 lines, every main under 80" >&2
