@@ -253,22 +253,17 @@ async fn run_stage(
                 .collect();
             (ranked, None)
         }
-        Stage::Hybrid => {
-            let r = engine.retrieve(q, depth).await?;
-            let ranked = r
-                .hits
-                .iter()
-                .map(|h| (doc(h.chunk.document_id.as_str()), f64::from(h.fused_score)))
-                .collect();
-            (ranked, None)
-        }
-        Stage::Graph => {
-            let (r, expansion) = engine
-                .retrieve_graph(q, depth, &ChunkFilter::default())
-                .await?;
-            expanded = Some(expansion.terms.len());
-            let ranked = r
-                .hits
+        Stage::Hybrid | Stage::Graph => {
+            let hits = if stage == Stage::Hybrid {
+                engine.retrieve(q, depth).await?.hits
+            } else {
+                let (r, expansion) = engine
+                    .retrieve_graph(q, depth, &ChunkFilter::default())
+                    .await?;
+                expanded = Some(expansion.terms.len());
+                r.hits
+            };
+            let ranked = hits
                 .iter()
                 .map(|h| (doc(h.chunk.document_id.as_str()), f64::from(h.fused_score)))
                 .collect();

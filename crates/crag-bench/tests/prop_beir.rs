@@ -47,36 +47,6 @@ proptest! {
             Err(e) => prop_assert!(format!("{e:#}").contains("test.tsv"), "{e:#}"),
         }
     }
-}
-
-fn json_value() -> impl Strategy<Value = serde_json::Value> {
-    use serde_json::{json, Value};
-    prop_oneof![
-        "q[0-5]".prop_map(Value::String),
-        ".{0,12}".prop_map(Value::String),
-        (0i64..6).prop_map(Value::from),
-        Just(Value::Null),
-        Just(json!({"x": 1})),
-        Just(json!(["q1"])),
-    ]
-}
-
-fn query_line() -> impl Strategy<Value = String> {
-    prop_oneof![
-        4 => (json_value(), json_value())
-            .prop_map(|(id, text)| serde_json::json!({"_id": id, "text": text}).to_string()),
-        1 => json_value().prop_map(|id| serde_json::json!({"_id": id}).to_string()),
-        1 => ".{0,20}",
-        1 => Just(String::new()),
-    ]
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 10_000,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
 
     /// `queries.jsonl` beside fixed judgements for q0..q4: read (judged, valid queries only)
     /// or refused with a message naming the file or the query.
@@ -102,4 +72,26 @@ proptest! {
             }
         }
     }
+}
+
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::{json, Value};
+    prop_oneof![
+        "q[0-5]".prop_map(Value::String),
+        ".{0,12}".prop_map(Value::String),
+        (0i64..6).prop_map(Value::from),
+        Just(Value::Null),
+        Just(json!({"x": 1})),
+        Just(json!(["q1"])),
+    ]
+}
+
+fn query_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => (json_value(), json_value())
+            .prop_map(|(id, text)| serde_json::json!({"_id": id, "text": text}).to_string()),
+        1 => json_value().prop_map(|id| serde_json::json!({"_id": id}).to_string()),
+        1 => ".{0,20}",
+        1 => Just(String::new()),
+    ]
 }

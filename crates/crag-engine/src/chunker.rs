@@ -105,22 +105,12 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<Range<usize>> {
-        let mut out = Vec::new();
-        let mut start = None;
-        for (i, c) in text.char_indices() {
-            match (c.is_whitespace(), start) {
-                (false, None) => start = Some(i),
-                (true, Some(s)) => {
-                    out.push(s..i);
-                    start = None;
-                }
-                _ => {}
-            }
-        }
-        if let Some(s) = start {
-            out.push(s..text.len());
-        }
-        out
+        text.split_whitespace()
+            .map(|w| {
+                let start = w.as_ptr() as usize - text.as_ptr() as usize;
+                start..start + w.len()
+            })
+            .collect()
     }
 
     fn doc(text: &str) -> Document {

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crag_core::{Chunk, ChunkFilter, ChunkKind, ChunkTerms, DocumentId, Query, TopK, WeightedTerm};
 use crag_expansion::graph::{
-    distinct_terms, graph_query, key_terms, seeds, Expansion, ExpansionTerm,
+    distinct_terms, graph_query, key_terms, seeds, walkable, Expansion, ExpansionTerm,
 };
 use crag_expansion::GraphConfig;
 use crag_ports::{KeywordIndex, TermGraph};
@@ -183,19 +183,23 @@ impl Engine {
     /// a second hop (scaled by `decay`), and the best `max_terms` are kept. Empty without a
     /// term graph.
     pub async fn graph_expansion(&self, query: &Query) -> Result<GraphExpansion> {
+        let tokens = self.keyword_index().analyze(query.as_str());
+        self.expand_tokens(&tokens).await
+    }
+
+    /// [`Engine::graph_expansion`] of a query already analysed into `tokens`.
+    async fn expand_tokens(&self, tokens: &[String]) -> Result<GraphExpansion> {
         let Some(graph) = self.term_graph() else {
             return Ok(GraphExpansion::default());
         };
         let config = &self.config().graph;
-        let tokens = self.keyword_index().analyze(query.as_str());
-        let terms = distinct_terms(&tokens);
+        let terms = distinct_terms(tokens);
         if terms.is_empty() || config.max_terms == 0 {
             return Ok(GraphExpansion::default());
         }
         let frequencies = graph.frequencies(&terms).await?;
         let chunks = graph.chunk_count().await?;
         let seeds = seeds(&terms, &frequencies, chunks, config);
-        let cap = ((chunks as f64) * f64::from(config.max_seed_share)).max(1.0);
         let mut expansion = Expansion::new(&terms);
         for (seed, frequency) in &seeds {
             let neighbours = graph
@@ -205,7 +209,10 @@ impl Engine {
         }
         if config.hops >= 2 {
             let frontier = expansion.frontier(config.frontier);
-            for m in frontier.iter().filter(|m| (m.frequency as f64) <= cap) {
+            for m in frontier
+                .iter()
+                .filter(|m| walkable(m.frequency, chunks, config))
+            {
                 let neighbours = graph
                     .neighbours(&m.term, config.min_together, config.neighbours)
                     .await?;
@@ -228,11 +235,11 @@ impl Engine {
         top_k: TopK,
         filter: &ChunkFilter,
     ) -> Result<(Retrieval, GraphExpansion)> {
-        let expansion = self.graph_expansion(query).await?;
+        let tokens = self.keyword_index().analyze(query.as_str());
+        let expansion = self.expand_tokens(&tokens).await?;
         if expansion.terms.is_empty() {
             return Ok((self.retrieve_with(query, top_k, filter).await?, expansion));
         }
-        let tokens = self.keyword_index().analyze(query.as_str());
         let weighted = graph_query(&tokens, &expansion.terms, self.config().graph.weight);
         let retrieval = self
             .retrieve_terms(&weighted, query.as_str(), top_k, filter)

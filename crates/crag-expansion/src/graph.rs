@@ -143,20 +143,26 @@ pub fn key_terms(
         .collect()
 }
 
-/// The query terms to walk from: those in at least one chunk and at most
-/// `max_seed_share` of `chunks` (at least one chunk allowed), in the order given.
-/// `frequencies[i]` is the frequency of `terms[i]`.
+/// Whether a term that is a key term of `frequency` of the graph's `chunks` can be walked from:
+/// at most `max_seed_share` of them (one chunk always can). More common terms relate to
+/// everything.
+pub fn walkable(frequency: u64, chunks: u64, config: &GraphConfig) -> bool {
+    let cap = ((chunks as f64) * f64::from(config.max_seed_share)).max(1.0);
+    (frequency as f64) <= cap
+}
+
+/// The query terms to walk from: those in at least one chunk and [`walkable`], in the order
+/// given. `frequencies[i]` is the frequency of `terms[i]`.
 pub fn seeds(
     terms: &[String],
     frequencies: &[u64],
     chunks: u64,
     config: &GraphConfig,
 ) -> Vec<(String, u64)> {
-    let cap = ((chunks as f64) * f64::from(config.max_seed_share)).max(1.0);
     terms
         .iter()
         .zip(frequencies)
-        .filter(|(_, f)| **f > 0 && (**f as f64) <= cap)
+        .filter(|(_, f)| **f > 0 && walkable(**f, chunks, config))
         .map(|(t, f)| (t.clone(), *f))
         .collect()
 }

@@ -33,12 +33,18 @@ const BATCH: usize = 500;
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn db_error(what: &str, e: sqlx::Error) -> PortError {
+    store_error("symbol index", what, e)
+}
+
+/// A failed database call of `store` as a port error: a full pool is a timeout, a lost
+/// database unavailable, anything else internal.
+fn store_error(store: &str, what: &str, e: sqlx::Error) -> PortError {
     let kind = match &e {
         sqlx::Error::PoolTimedOut => ErrorKind::Timeout,
         sqlx::Error::Io(_) | sqlx::Error::PoolClosed => ErrorKind::Unavailable,
         _ => ErrorKind::Internal,
     };
-    PortError::with_source(kind, format!("symbol index: {what} failed"), e)
+    PortError::with_source(kind, format!("{store}: {what} failed"), e)
 }
 
 fn limit_param(limit: usize) -> i64 {
@@ -85,17 +91,7 @@ async fn connect(
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_with(options)
         .await
-        .map_err(|e| {
-            let kind = match &e {
-                sqlx::Error::PoolTimedOut => ErrorKind::Timeout,
-                _ => ErrorKind::Unavailable,
-            };
-            PortError::with_source(
-                kind,
-                format!("{store}: opening the SQLite database failed"),
-                e,
-            )
-        })
+        .map_err(|e| store_error(store, "opening the SQLite database", e))
 }
 
 /// The symbol index in a SQLite database.

@@ -9,18 +9,13 @@ use crag_core::{ChunkTerms, DocumentId, TermNeighbour};
 use crag_ports::{ErrorKind, PortError, PortResult, TermGraph};
 use sqlx::{Row, SqliteConnection, SqlitePool};
 
-use crate::{file_pool, limit_param, memory_pool};
+use crate::{file_pool, limit_param, memory_pool, store_error};
 
 /// Terms bound per multi-row `INSERT`, well under SQLite's parameter limit.
 const TERMS_PER_INSERT: usize = 400;
 
 fn db_error(what: &str, e: sqlx::Error) -> PortError {
-    let kind = match &e {
-        sqlx::Error::PoolTimedOut => ErrorKind::Timeout,
-        sqlx::Error::Io(_) | sqlx::Error::PoolClosed => ErrorKind::Unavailable,
-        _ => ErrorKind::Internal,
-    };
-    PortError::with_source(kind, format!("term graph: {what} failed"), e)
+    store_error("term graph", what, e)
 }
 
 fn count(value: i64) -> u64 {

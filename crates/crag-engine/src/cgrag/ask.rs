@@ -3,9 +3,7 @@
 use std::collections::HashSet;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crag_core::{
-    CachedNode, ChatTurn, Chunk, ChunkId, ChunkKind, DocumentId, Session, SessionUpdate, Span,
-};
+use crag_core::{CachedNode, ChatTurn, ChunkId, DocumentId, Session, SessionUpdate};
 use crag_gaps::gap_key;
 use crag_ports::{ContextItem, GapReport};
 
@@ -25,39 +23,18 @@ fn now_ms() -> i64 {
 
 /// A session's cached node as an artifact.
 fn cached_artifact(node: &CachedNode, engine: &Engine) -> Option<Artifact> {
-    let id = ChunkId::new(node.chunk_id.clone()).ok()?;
     let document = node
         .chunk_id
         .rsplit_once('#')
         .map_or(node.chunk_id.as_str(), |(d, _)| d);
-    let document_id = DocumentId::new(document).ok()?;
-    let lines = u32::try_from(node.text.lines().count().max(1)).unwrap_or(u32::MAX);
-    let span = Span::new(0, node.text.len() as u64, 1, lines).ok()?;
-    let hash = blake3::hash(node.text.as_bytes()).to_hex().to_string();
-    let chunk = Chunk::new(
-        id,
-        document_id,
+    Artifact::from_text(
+        ChunkId::new(node.chunk_id.clone()).ok()?,
+        DocumentId::new(document).ok()?,
         node.source.clone(),
-        "",
         node.text.clone(),
-        span,
-        ChunkKind::Prose,
-        hash,
+        ArtifactOrigin::Session,
+        engine.count_tokens(&node.text),
     )
-    .ok()?;
-    Some(Artifact {
-        tokens: engine.count_tokens(&chunk.text),
-        chunk,
-        origin: ArtifactOrigin::Session,
-        fused_score: None,
-        normalized_score: None,
-        keyword: None,
-        vector: None,
-        relevance: None,
-        rerank: None,
-        web_rank: None,
-        refined: false,
-    })
 }
 
 /// The context the detector reads: `artifacts` in order, without repeats, within the chunk and

@@ -10,7 +10,7 @@
 
 use std::cmp::Ordering;
 
-use crag_core::{ChatTurn, Chunk, ChunkId, ChunkKind, DocumentId, Span};
+use crag_core::{ChatTurn, ChunkId, ChunkKind, DocumentId};
 use serde::{Deserialize, Serialize};
 
 use crate::crag::{Artifact, ArtifactOrigin};
@@ -148,33 +148,14 @@ pub(crate) fn history(
 }
 
 fn turn_artifact(turn: &ChatTurn, text: String, tokens: usize) -> Option<Artifact> {
-    let lines = u32::try_from(text.lines().count().max(1)).unwrap_or(u32::MAX);
-    let span = Span::new(0, text.len() as u64, 1, lines).ok()?;
-    let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
-    let chunk = Chunk::new(
+    Artifact::from_text(
         ChunkId::new(format!("chat-history#{}", turn.at_ms)).ok()?,
         DocumentId::new("chat-history").ok()?,
-        "chat history",
-        "",
+        "chat history".into(),
         text,
-        span,
-        ChunkKind::Prose,
-        hash,
-    )
-    .ok()?;
-    Some(Artifact {
-        chunk,
-        origin: ArtifactOrigin::History,
-        fused_score: None,
-        normalized_score: None,
-        keyword: None,
-        vector: None,
-        relevance: None,
-        rerank: None,
-        web_rank: None,
-        refined: false,
+        ArtifactOrigin::History,
         tokens,
-    })
+    )
 }
 
 /// Merges the first retrieval (in its final order) and the history turns (most recent first)
@@ -213,6 +194,7 @@ pub(crate) fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crag_core::{Chunk, Span};
 
     fn artifact(id: &str, kind: ChunkKind) -> Artifact {
         let text = format!("text of {id}");
@@ -227,19 +209,7 @@ mod tests {
             "h",
         )
         .unwrap();
-        Artifact {
-            chunk,
-            origin: ArtifactOrigin::Index,
-            fused_score: None,
-            normalized_score: None,
-            keyword: None,
-            vector: None,
-            relevance: None,
-            rerank: None,
-            web_rank: None,
-            refined: false,
-            tokens: 3,
-        }
+        Artifact::unscored(chunk, ArtifactOrigin::Index, 3)
     }
 
     fn turn(question: &str, answer: Option<&str>, at_ms: i64) -> ChatTurn {

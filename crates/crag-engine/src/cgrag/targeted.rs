@@ -62,17 +62,8 @@ fn source_matches(chunk: &Chunk, path: &str) -> bool {
 fn artifact(hit: ScoredChunk, engine: &Engine) -> Artifact {
     let tokens = engine.count_tokens(&hit.chunk.text);
     Artifact {
-        chunk: hit.chunk,
-        origin: ArtifactOrigin::Gap,
-        fused_score: None,
         normalized_score: Some(hit.score.clamp(0.0, 1.0)),
-        keyword: None,
-        vector: None,
-        relevance: None,
-        rerank: None,
-        web_rank: None,
-        refined: false,
-        tokens,
+        ..Artifact::unscored(hit.chunk, ArtifactOrigin::Gap, tokens)
     }
 }
 

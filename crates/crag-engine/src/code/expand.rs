@@ -82,19 +82,7 @@ pub(crate) async fn expand_with_definitions(
     let added = chunks.len();
     artifacts.extend(chunks.into_iter().map(|chunk| {
         let tokens = engine.count_tokens(&chunk.text);
-        Artifact {
-            chunk,
-            origin: ArtifactOrigin::Graph,
-            fused_score: None,
-            normalized_score: None,
-            keyword: None,
-            vector: None,
-            relevance: None,
-            rerank: None,
-            web_rank: None,
-            refined: false,
-            tokens,
-        }
+        Artifact::unscored(chunk, ArtifactOrigin::Graph, tokens)
     }));
     Ok(added)
 }

@@ -57,19 +57,49 @@ pub struct Artifact {
 }
 
 impl Artifact {
-    pub(crate) fn from_hit(hit: FusedHit) -> Self {
+    /// An artifact of `origin` with no retrieval scores, judgement or refinement.
+    pub(crate) fn unscored(chunk: Chunk, origin: ArtifactOrigin, tokens: usize) -> Self {
         Self {
-            chunk: hit.chunk,
-            origin: ArtifactOrigin::Index,
-            fused_score: Some(hit.fused_score),
-            normalized_score: Some(hit.normalized_score),
-            keyword: hit.keyword,
-            vector: hit.vector,
+            chunk,
+            origin,
+            fused_score: None,
+            normalized_score: None,
+            keyword: None,
+            vector: None,
             relevance: None,
             rerank: None,
             web_rank: None,
             refined: false,
-            tokens: 0,
+            tokens,
+        }
+    }
+
+    /// A prose artifact of text not read from the indexes (a cached node, a chat turn): its
+    /// span covers the whole text and its content hash is the text's; `None` when an id or
+    /// the text is not valid.
+    pub(crate) fn from_text(
+        id: ChunkId,
+        document: DocumentId,
+        source: String,
+        text: String,
+        origin: ArtifactOrigin,
+        tokens: usize,
+    ) -> Option<Self> {
+        let lines = u32::try_from(text.lines().count().max(1)).unwrap_or(u32::MAX);
+        let span = Span::new(0, text.len() as u64, 1, lines).ok()?;
+        let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+        let chunk =
+            Chunk::new(id, document, source, "", text, span, ChunkKind::Prose, hash).ok()?;
+        Some(Self::unscored(chunk, origin, tokens))
+    }
+
+    pub(crate) fn from_hit(hit: FusedHit) -> Self {
+        Self {
+            fused_score: Some(hit.fused_score),
+            normalized_score: Some(hit.normalized_score),
+            keyword: hit.keyword,
+            vector: hit.vector,
+            ..Self::unscored(hit.chunk, ArtifactOrigin::Index, 0)
         }
     }
 
@@ -96,17 +126,8 @@ impl Artifact {
         )
         .ok()?;
         Some(Self {
-            chunk,
-            origin: ArtifactOrigin::Web,
-            fused_score: None,
-            normalized_score: None,
-            keyword: None,
-            vector: None,
-            relevance: None,
-            rerank: None,
             web_rank: Some(rank),
-            refined: false,
-            tokens: 0,
+            ..Self::unscored(chunk, ArtifactOrigin::Web, 0)
         })
     }
 }
