@@ -76,6 +76,15 @@ async fn engine_with(
     detector: Arc<dyn GapDetector>,
     sessions: Option<Arc<dyn SessionStore>>,
 ) -> Engine {
+    engine_configured(detector, sessions, SourcesConfig::default()).await
+}
+
+/// Three chunks of context, from these sources.
+async fn engine_configured(
+    detector: Arc<dyn GapDetector>,
+    sessions: Option<Arc<dyn SessionStore>>,
+    sources: SourcesConfig,
+) -> Engine {
     engine()
         .await
         .with_cgrag(CgragComponents {
@@ -83,6 +92,7 @@ async fn engine_with(
             sessions,
             config: CgragConfig {
                 context_chunks: 3,
+                sources,
                 ..CgragConfig::default()
             },
         })
@@ -148,16 +158,23 @@ async fn a_gap_is_fetched_by_symbol_then_the_loop_ends() {
         ArtifactOrigin::Index,
         "the best chunk of the question stays first"
     );
+    let found = o.artifacts.last().unwrap();
     assert_eq!(
-        o.artifacts[1].origin,
+        found.origin,
         ArtifactOrigin::Gap,
-        "the fetched context right after it"
+        "the fetched context after pass 1's"
     );
-    assert!(o.artifacts[1].chunk.text.contains("def verify_user"));
-    // The second prompt holds the definition.
-    assert!(model.requests()[1].messages[1]
-        .content
-        .contains("def verify_user"));
+    assert!(found.chunk.text.contains("def verify_user"));
+    // The second prompt holds the definition, and starts as the first did (pass 1's context
+    // in the same order), so a model server can reuse the first prompt's prefix.
+    let requests = model.requests();
+    let (first, second) = (
+        &requests[0].messages[1].content,
+        &requests[1].messages[1].content,
+    );
+    assert!(second.contains("def verify_user"));
+    let context = &first[..first.find("\n## Question").unwrap()];
+    assert!(second.starts_with(context), "{first}\n---\n{second}");
 }
 
 #[tokio::test]
@@ -250,7 +267,7 @@ async fn sessions_cache_context_and_remember_what_does_not_exist() {
         "ANSWER: second\nMISSING:\n- ghost_function",
     ]);
     let e = engine_with(
-        Arc::new(LlmGapDetector::new(model, 200, false)),
+        Arc::new(LlmGapDetector::new(model.clone(), 200, false)),
         Some(Arc::clone(&store)),
     )
     .await;
@@ -278,9 +295,46 @@ async fn sessions_cache_context_and_remember_what_does_not_exist() {
         .await
         .unwrap();
     assert!(second.context_from_cache > 0, "{:?}", second.artifacts);
+    // Its prompt starts with the chunk the last prompt started with.
+    let block = format!(
+        "## Available Context\n\n[1] (id: {})\n{}",
+        first.artifacts[0].chunk.id.as_str(),
+        first.artifacts[0].chunk.text.trim_end()
+    );
+    assert!(model.requests()[2].messages[1].content.starts_with(&block));
     assert_eq!(second.stop, StopReason::AllNotFound);
     assert_eq!(second.passes_used(), 1);
     assert_eq!(store.load(id).await.unwrap().unwrap().turns.len(), 2);
+}
+
+#[tokio::test]
+async fn a_follow_up_starts_from_the_cached_context_and_needs_fewer_passes() {
+    let store: Arc<dyn SessionStore> = Arc::new(InMemorySessionStore::default());
+    let e = engine_with(Arc::new(CodeGapDetector::lexical()), Some(store)).await;
+    let id = SessionId::from_bits(7);
+    let in_session = |question: &str| AskRequest {
+        session: Some(id),
+        ..ask(question)
+    };
+    let first = e
+        .ask(&in_session("def login request verify_user"))
+        .await
+        .unwrap();
+    assert!(first.passes_used() >= 2, "{:?}", first.passes);
+
+    // The follow-up's first context is the cache (the definitions the gap passes fetched), so
+    // the callees are defined before any gap pass; the same question without the session
+    // fetches them again.
+    let follow = e.ask(&in_session("login request")).await.unwrap();
+    let control = e.ask(&ask("login request")).await.unwrap();
+    assert!(follow.context_from_cache >= 2, "{:?}", follow.artifacts);
+    assert_eq!(follow.artifacts[0].origin, ArtifactOrigin::Session);
+    assert!(
+        follow.passes_used() < control.passes_used(),
+        "follow-up {:?}, control {:?}",
+        follow.passes,
+        control.passes
+    );
 }
 
 #[tokio::test]
@@ -303,9 +357,14 @@ async fn a_follow_up_reads_the_session_turns_as_a_context_source() {
         "ANSWER: login checks the user\nMISSING: NONE",
         "ANSWER: it signs a token\nMISSING: NONE",
     ]);
-    let e = engine_with(
+    // The session's cache off: in three chunks it would rank with the retrieval's first two
+    // (tested above) and push the turn out.
+    let mut sources = SourcesConfig::default();
+    sources.session.enabled = false;
+    let e = engine_configured(
         Arc::new(LlmGapDetector::new(model, 200, false)),
         Some(Arc::clone(&store)),
+        sources,
     )
     .await;
     let id = SessionId::from_bits(7);
@@ -352,24 +411,18 @@ async fn a_follow_up_reads_the_session_turns_as_a_context_source() {
 
     // The source switched off: no turn in the context.
     let model = scripted(&["ANSWER: again\nMISSING: NONE"]);
-    let off = engine()
-        .await
-        .with_cgrag(CgragComponents {
-            detector: Arc::new(LlmGapDetector::new(model, 200, false)),
-            sessions: Some(Arc::clone(&store)),
-            config: CgragConfig {
-                context_chunks: 3,
-                sources: SourcesConfig {
-                    history: HistoryConfig {
-                        enabled: false,
-                        ..HistoryConfig::default()
-                    },
-                    ..SourcesConfig::default()
-                },
-                ..CgragConfig::default()
+    let off = engine_configured(
+        Arc::new(LlmGapDetector::new(model, 200, false)),
+        Some(Arc::clone(&store)),
+        SourcesConfig {
+            history: HistoryConfig {
+                enabled: false,
+                ..HistoryConfig::default()
             },
-        })
-        .unwrap();
+            ..SourcesConfig::default()
+        },
+    )
+    .await;
     let third = off
         .ask(&AskRequest {
             session: Some(id),

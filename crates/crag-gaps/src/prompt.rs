@@ -77,7 +77,7 @@ pub struct GapsPrompt {
     pub user: String,
 }
 
-/// Builds seed 002's prompt: the question, the chunks numbered from 1 with their ids, and the
+/// Builds seed 002's prompt: the chunks numbered from 1 with their ids, the question, and the
 /// request to reply as `ANSWER:` followed by `MISSING (or "NONE" if nothing needed):` with one
 /// item per line. [`crate::parse_answer_and_gaps`] reads the reply.
 ///
@@ -99,8 +99,13 @@ pub fn answer_and_gaps_json_prompt(question: &str, chunks: &[ContextChunk<'_>]) 
     }
 }
 
+/// Seed 002's sections in the order that lets a model server reuse the previous prompt: the
+/// context first (a follow-up's starts with the session's cached chunks, a gap pass's with the
+/// chunks the pass before kept), then the question, then the instructions. A llama.cpp server
+/// skips the shared prefix; with the question first, every new question re-reads the whole
+/// context (about 8 s for 2,000 tokens with SmolLM2-135M on 2 cores, 0.06 s when reused).
 fn user_message(question: &str, chunks: &[ContextChunk<'_>], instructions: &str) -> String {
-    let mut user = format!("## Question\n{}\n\n## Available Context\n", question.trim());
+    let mut user = String::from("## Available Context\n");
     if chunks.is_empty() {
         user.push_str("(no context was retrieved)\n");
     }
@@ -113,7 +118,7 @@ fn user_message(question: &str, chunks: &[ContextChunk<'_>], instructions: &str)
             chunk.text.trim_end()
         );
     }
-    user.push('\n');
+    let _ = write!(user, "\n## Question\n{}\n\n", question.trim());
     user.push_str(instructions);
     user
 }

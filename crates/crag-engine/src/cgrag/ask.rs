@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crag_core::{CachedNode, ChatTurn, ChunkId, DocumentId, Session, SessionUpdate};
+use crag_core::{CachedNode, ChatTurn, Session, SessionUpdate};
 use crag_gaps::gap_key;
 use crag_ports::{ContextItem, GapReport};
 
@@ -19,22 +19,6 @@ fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-/// A session's cached node as an artifact.
-fn cached_artifact(node: &CachedNode, engine: &Engine) -> Option<Artifact> {
-    let document = node
-        .chunk_id
-        .rsplit_once('#')
-        .map_or(node.chunk_id.as_str(), |(d, _)| d);
-    Artifact::from_text(
-        ChunkId::new(node.chunk_id.clone()).ok()?,
-        DocumentId::new(document).ok()?,
-        node.source.clone(),
-        node.text.clone(),
-        ArtifactOrigin::Session,
-        engine.count_tokens(&node.text),
-    )
 }
 
 /// The context the detector reads: `artifacts` in order, without repeats, within the chunk and
@@ -111,7 +95,8 @@ impl Engine {
             .unwrap_or_default();
         let mut new_not_found: Vec<String> = Vec::new();
 
-        // Pass 1: the full retrieval and the session's turns, then the session's cache.
+        // Pass 1: the session's cached context first (a follow-up starts from it, and its
+        // prompt from the last one's prefix), then the full retrieval merged with the turns.
         let retrieve_started = Instant::now();
         let first = self
             .query(&QueryRequest {
@@ -125,14 +110,19 @@ impl Engine {
         let turns = session.as_ref().map_or(&[][..], |s| s.turns.as_slice());
         let history =
             super::sources::history(turns, &config.sources.history, |t| self.count_tokens(t));
-        let mut candidates = super::sources::merge(&first.artifacts, history, &config.sources);
-        let cached_ids: HashSet<&str> = session
-            .iter()
-            .flat_map(|s| s.nodes.iter().map(|n| n.chunk_id.as_str()))
-            .collect();
-        if let Some(s) = &session {
-            candidates.extend(s.nodes.iter().filter_map(|n| cached_artifact(n, self)));
-        }
+        let nodes = session.as_ref().map_or(&[][..], |s| s.nodes.as_slice());
+        let mut candidates = super::sources::session_nodes(
+            nodes,
+            &config.sources.session,
+            config.context_chunks,
+            |t| self.count_tokens(t),
+        );
+        candidates.extend(super::sources::merge(
+            &first.artifacts,
+            history,
+            &config.sources,
+        ));
+        let cached_ids: HashSet<&str> = nodes.iter().map(|n| n.chunk_id.as_str()).collect();
         let mut context = pack(candidates, config.context_chunks, config.context_tokens);
         // Pass 1's context, and what the gap passes fetched since (in the order fetched).
         let base = context.clone();
@@ -275,9 +265,10 @@ impl Engine {
                 fetched.extend(found);
             }
             unresolved += pending.len().saturating_sub(config.max_gaps_per_pass);
-            // Pass 1's best chunk stays first (what the question is about), then everything the
+            // Kept first: pass 1's best chunk (what the question is about), then everything the
             // gap passes fetched, earliest first (a later pass never evicts an earlier find),
-            // then the rest of pass 1, within the limits.
+            // then the rest of pass 1, within the limits. Shown in a stable order: pass 1's
+            // kept chunks as they were, then the finds, so each prompt starts as the last did.
             gathered.append(&mut fetched);
             let head = base.len().min(1);
             let merged: Vec<Artifact> = base[..head]
@@ -287,6 +278,8 @@ impl Engine {
                 .cloned()
                 .collect();
             context = pack(merged, config.context_chunks, config.context_tokens);
+            let from_base: HashSet<&str> = base.iter().map(|a| a.chunk.id.as_str()).collect();
+            context.sort_by_key(|a| !from_base.contains(a.chunk.id.as_str()));
             retrieve_time = retrieve_started.elapsed();
         };
 

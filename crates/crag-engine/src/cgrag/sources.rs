@@ -3,14 +3,17 @@
 //! Each source is enabled or not, has a weight and a cap. The retrieval's artifacts belong to
 //! `documents` (indexed prose), `code` (indexed code, and definitions reached through the
 //! symbol graph) or `web` (Corrective RAG's web results) by their chunk's kind; `history` is
-//! the session's last turns (seed 003, phase 4). An artifact's relevance is `1 / rank` within
+//! the session's last turns (seed 003, phase 4); `session` is the context the session's earlier
+//! requests used (seed 002: a follow-up starts from it), placed first as one block in the order
+//! the last request used it, so the model's prompt starts as that request's last prompt did and
+//! a model server reuses it. Among the others, an artifact's relevance is `1 / rank` within
 //! its list (the retrieval's final order, or recency for turns), so with equal weights the
 //! retrieval's order is kept, and a weight `w` makes an item count as if it ranked `w` times
 //! higher. The merged list is sorted by weight x relevance, ties keeping the retrieval first.
 
 use std::cmp::Ordering;
 
-use crag_core::{ChatTurn, ChunkId, ChunkKind, DocumentId};
+use crag_core::{CachedNode, ChatTurn, ChunkId, ChunkKind, DocumentId};
 use serde::{Deserialize, Serialize};
 
 use crate::crag::{Artifact, ArtifactOrigin};
@@ -63,6 +66,26 @@ impl Default for HistoryConfig {
     }
 }
 
+/// The session source: the context a session's earlier requests used.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionSourceConfig {
+    /// Whether a follow-up starts from the session's cached context.
+    pub enabled: bool,
+    /// Cached chunks placed first at most, most recently used first; never more than half of
+    /// `[cgrag] context_chunks`, so the new question's retrieval keeps the other half.
+    pub max_chunks: usize,
+}
+
+impl Default for SessionSourceConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_chunks: 4,
+        }
+    }
+}
+
 /// `[cgrag.sources]`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -75,6 +98,8 @@ pub struct SourcesConfig {
     pub web: SourceConfig,
     /// The session's turns.
     pub history: HistoryConfig,
+    /// The session's cached context.
+    pub session: SessionSourceConfig,
 }
 
 impl SourcesConfig {
@@ -98,6 +123,7 @@ impl SourcesConfig {
             ("code.max_chunks", self.code.max_chunks),
             ("web.max_chunks", self.web.max_chunks),
             ("history.max_turns", self.history.max_turns),
+            ("session.max_chunks", self.session.max_chunks),
         ] {
             if !(1..=1000).contains(&cap) {
                 return Err(EngineError::InvalidInput(format!(
@@ -115,6 +141,39 @@ impl SourcesConfig {
             ChunkKind::Web => &self.web,
         }
     }
+}
+
+/// The session's cached context as artifacts, most recently used first: at most `max_chunks`
+/// and half of `context_chunks` (none when disabled). `count` counts tokens.
+pub(crate) fn session_nodes(
+    nodes: &[CachedNode],
+    config: &SessionSourceConfig,
+    context_chunks: usize,
+    count: impl Fn(&str) -> usize,
+) -> Vec<Artifact> {
+    if !config.enabled {
+        return Vec::new();
+    }
+    nodes
+        .iter()
+        .filter_map(|node| cached_artifact(node, count(&node.text)))
+        .take(config.max_chunks.min(context_chunks / 2))
+        .collect()
+}
+
+fn cached_artifact(node: &CachedNode, tokens: usize) -> Option<Artifact> {
+    let document = node
+        .chunk_id
+        .rsplit_once('#')
+        .map_or(node.chunk_id.as_str(), |(d, _)| d);
+    Artifact::from_text(
+        ChunkId::new(node.chunk_id.clone()).ok()?,
+        DocumentId::new(document).ok()?,
+        node.source.clone(),
+        node.text.clone(),
+        ArtifactOrigin::Session,
+        tokens,
+    )
 }
 
 /// The turns of a session as artifacts, most recent first: at most `max_turns`, within
@@ -305,12 +364,47 @@ mod tests {
     }
 
     #[test]
+    fn the_session_source_takes_the_most_recent_nodes_up_to_its_cap() {
+        let nodes: Vec<CachedNode> = ["src/a.rs#0", "src/b.rs#1", "src/c.rs#2"]
+            .iter()
+            .map(|id| CachedNode {
+                chunk_id: (*id).into(),
+                source: "src".into(),
+                text: format!("text of {id}"),
+            })
+            .collect();
+        let words = |t: &str| t.split_whitespace().count();
+        let config = SessionSourceConfig {
+            max_chunks: 2,
+            ..SessionSourceConfig::default()
+        };
+        let taken = session_nodes(&nodes, &config, 8, words);
+        assert_eq!(ids(&taken), ["src/a.rs#0", "src/b.rs#1"]);
+        assert_eq!(taken[0].chunk.document_id.as_str(), "src/a.rs");
+        assert_eq!(taken[0].tokens, 3);
+        assert!(taken.iter().all(|a| a.origin == ArtifactOrigin::Session));
+        // Half of a 3-chunk context at most.
+        assert_eq!(
+            ids(&session_nodes(&nodes, &config, 3, words)),
+            ["src/a.rs#0"]
+        );
+        let off = SessionSourceConfig {
+            enabled: false,
+            ..config
+        };
+        assert!(session_nodes(&nodes, &off, 8, words).is_empty());
+    }
+
+    #[test]
     fn bad_weights_and_caps_are_refused() {
         let mut config = SourcesConfig::default();
         config.web.weight = 0.0;
         assert!(config.validate().is_err());
         let mut config = SourcesConfig::default();
         config.history.max_turns = 0;
+        assert!(config.validate().is_err());
+        let mut config = SourcesConfig::default();
+        config.session.max_chunks = 0;
         assert!(config.validate().is_err());
         assert!(SourcesConfig::default().validate().is_ok());
     }

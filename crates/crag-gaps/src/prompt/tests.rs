@@ -11,9 +11,13 @@ fn chunks() -> Vec<ContextChunk<'static>> {
 fn sections_prompt_numbers_chunks_with_their_ids() {
     let prompt = answer_and_gaps_prompt("  How does login work? ", &chunks());
     assert!(prompt.system.contains("codebase"));
+    // The context first, so a model server can reuse a previous prompt's prefix.
     assert!(prompt
         .user
-        .starts_with("## Question\nHow does login work?\n\n## Available Context\n"));
+        .starts_with("## Available Context\n\n[1] (id: auth.py#0)"));
+    assert!(prompt
+        .user
+        .contains("\n## Question\nHow does login work?\n\n## Instructions\n"));
     assert!(prompt.user.contains(
         "[1] (id: auth.py#0)\ndef login():\n    verify_user()\n\n[2] (id: session.py#1)"
     ));
