@@ -1,5 +1,6 @@
 //! The LLM-free heuristic evaluator of seed 000: keyword overlap, semantic coherence, length
-//! adequacy and source diversity, combined in a weighted mean.
+//! adequacy and source diversity, plus the retrieval legs' agreement, combined in a weighted
+//! mean.
 
 use std::collections::HashSet;
 
@@ -29,6 +30,7 @@ pub(crate) const KEYWORD_OVERLAP: &str = "keyword_overlap";
 pub(crate) const SEMANTIC_COHERENCE: &str = "semantic_coherence";
 pub(crate) const LENGTH_ADEQUACY: &str = "length_adequacy";
 pub(crate) const SOURCE_DIVERSITY: &str = "source_diversity";
+pub(crate) const LEG_AGREEMENT: &str = "leg_agreement";
 
 /// Weights, thresholds and limits of the heuristic evaluator (defaults from seed 000).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +44,11 @@ pub struct HeuristicConfig {
     pub length_adequacy_weight: f32,
     /// Weight of the share of distinct sources.
     pub source_diversity_weight: f32,
+    /// Weight of the two retrieval legs' agreement: the rank-biased overlap of the BM25 and
+    /// vector rankings over the judged documents.
+    pub leg_agreement_weight: f32,
+    /// The rank-biased overlap's persistence `p` in (0, 1): how much deeper ranks count.
+    pub agreement_persistence: f32,
     /// Scores above this are `Correct`.
     pub correct_threshold: f32,
     /// Scores above this (and not above `correct_threshold`) are `Ambiguous`, the rest
@@ -61,6 +68,8 @@ impl Default for HeuristicConfig {
             semantic_coherence_weight: 0.40,
             length_adequacy_weight: 0.15,
             source_diversity_weight: 0.15,
+            leg_agreement_weight: 1.0,
+            agreement_persistence: 0.95,
             correct_threshold: 0.75,
             ambiguous_threshold: 0.50,
             min_keywords: 2,
@@ -78,6 +87,7 @@ impl HeuristicConfig {
             ("semantic_coherence_weight", self.semantic_coherence_weight),
             ("length_adequacy_weight", self.length_adequacy_weight),
             ("source_diversity_weight", self.source_diversity_weight),
+            ("leg_agreement_weight", self.leg_agreement_weight),
         ];
         for (field, weight) in weights {
             if !weight.is_finite() || weight < 0.0 {
@@ -111,6 +121,13 @@ impl HeuristicConfig {
                 ));
             }
         }
+        let p = self.agreement_persistence;
+        if !(p > 0.0 && p < 1.0) {
+            return Err(EvaluationError::config(
+                "agreement_persistence",
+                format!("must lie in (0, 1), got {p}"),
+            ));
+        }
         if self.ambiguous_threshold > self.correct_threshold {
             return Err(EvaluationError::config(
                 "ambiguous_threshold",
@@ -126,7 +143,7 @@ impl HeuristicConfig {
 
 /// Judges a result list with fast, LLM-free heuristics (seed 000's `CRAGEvaluator`).
 ///
-/// The four criteria, each in [0, 1] and reported in [`Evaluation::criteria`]:
+/// The five criteria, each in [0, 1] and reported in [`Evaluation::criteria`]:
 ///
 /// - `keyword_overlap`: share of the query's keywords (see [`crate::keywords`]) found in at least
 ///   one document, matched on normalised whole words (the seed matched substrings, so `cat`
@@ -139,6 +156,13 @@ impl HeuristicConfig {
 /// - `length_adequacy`: estimated tokens (words x 1.3) over `min_tokens_per_chunk` per document,
 ///   capped at 1.
 /// - `source_diversity`: distinct sources over documents.
+/// - `leg_agreement` (not in seed 000): the rank-biased overlap (Webber et al., 2010) of the
+///   BM25 and vector rankings, read from the documents' leg ranks down to depth `n` (the
+///   number of documents): `(1 - p) / (1 - p^n) * sum_{d=1..n} p^(d-1) * |both within d| / d`,
+///   1 when both legs rank the same documents in the same order. When the answer is in the
+///   collection the two legs tend to find the same few chunks first; when it is not, each
+///   finds its own near misses. Label-free and on the same scale in every corpus. Left out
+///   (weight 0) when no document carries leg ranks (web results, callers without signals).
 ///
 /// The aggregate is the weighted mean of the criteria, normalised by the weights' sum. Keyword
 /// overlap carries `keyword_overlap_weight * min(1, keywords / min_keywords)`: a query with
@@ -204,7 +228,7 @@ impl HeuristicEvaluator {
         }
     }
 
-    /// Computes the four criteria, the aggregate and each document's keyword overlap and
+    /// Computes the five criteria, the aggregate and each document's keyword overlap and
     /// ramped similarity (the calibrated evaluator's features build on these).
     pub(crate) fn assess(&self, query: &str, documents: &[EvalDocument]) -> Assessment {
         let config = &self.config;
@@ -251,6 +275,16 @@ impl HeuristicEvaluator {
             unit(sources.len() as f32 / documents.len() as f32)
         };
 
+        let agreement_weight = if documents
+            .iter()
+            .any(|d| d.retrieval.keyword.is_some() || d.retrieval.vector.is_some())
+        {
+            config.leg_agreement_weight
+        } else {
+            0.0
+        };
+        let agreement = leg_agreement(documents, config.agreement_persistence);
+
         let criteria = vec![
             criterion(KEYWORD_OVERLAP, keyword_overlap, keyword_weight),
             criterion(
@@ -260,6 +294,7 @@ impl HeuristicEvaluator {
             ),
             criterion(LENGTH_ADEQUACY, length, config.length_adequacy_weight),
             criterion(SOURCE_DIVERSITY, diversity, config.source_diversity_weight),
+            criterion(LEG_AGREEMENT, agreement, agreement_weight),
         ];
         let weight_sum: f32 = criteria.iter().map(|c| c.weight).sum();
         let score = if weight_sum > 0.0 {
@@ -292,8 +327,8 @@ impl HeuristicEvaluator {
 /// What the heuristic computes before its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Assessment {
-    /// The four criteria, in the order keyword overlap, semantic coherence, length adequacy,
-    /// source diversity, with their effective weights.
+    /// The five criteria, in the order keyword overlap, semantic coherence, length adequacy,
+    /// source diversity, leg agreement, with their effective weights.
     pub(crate) criteria: Vec<CriterionScore>,
     /// The weighted mean of the criteria.
     pub(crate) score: f32,
@@ -305,6 +340,32 @@ pub(crate) struct Assessment {
     pub(crate) ramped_similarity: Vec<f32>,
     /// Problems met (clamped similarities, few keywords).
     pub(crate) issues: Vec<String>,
+}
+
+/// Rank-biased overlap of the two legs' rankings, down to the number of documents.
+fn leg_agreement(documents: &[EvalDocument], p: f32) -> f32 {
+    let n = documents.len();
+    if n == 0 {
+        return 0.0;
+    }
+    // Each document's depth at which both legs have it: the larger of its two ranks.
+    let mut both_within: Vec<usize> = documents
+        .iter()
+        .filter_map(|d| Some(d.retrieval.keyword?.rank.max(d.retrieval.vector?.rank)))
+        .filter(|&r| r <= n)
+        .collect();
+    both_within.sort_unstable();
+    let (mut sum, mut weight, mut overlap) = (0.0f32, 1.0f32, 0usize);
+    for depth in 1..=n {
+        overlap += both_within[overlap..]
+            .iter()
+            .take_while(|&&r| r <= depth)
+            .count();
+        sum += weight * overlap as f32 / depth as f32;
+        weight *= p;
+    }
+    // `weight` is now p^n: normalise so that full agreement scores 1.
+    unit(sum * (1.0 - p) / (1.0 - weight))
 }
 
 /// Maps a similarity onto [0, 1] between [`SIMILARITY_FLOOR`] and [`SIMILARITY_CEILING`].

@@ -156,11 +156,13 @@ fn criteria_are_reported_with_weights() {
             KEYWORD_OVERLAP,
             SEMANTIC_COHERENCE,
             LENGTH_ADEQUACY,
-            SOURCE_DIVERSITY
+            SOURCE_DIVERSITY,
+            LEG_AGREEMENT
         ]
     );
+    // No leg ranks on these documents: agreement is left out.
     let weights: Vec<_> = evaluation.criteria.iter().map(|c| c.weight).collect();
-    assert_eq!(weights, [0.30, 0.40, 0.15, 0.15]);
+    assert_eq!(weights, [0.30, 0.40, 0.15, 0.15, 0.0]);
     assert!(evaluation.reasoning.contains("Verdict"));
     assert!(evaluation.reasoning.contains("weakest length_adequacy"));
 }
@@ -278,6 +280,7 @@ fn validation_names_the_field() {
             semantic_coherence_weight: 0.0,
             length_adequacy_weight: 0.0,
             source_diversity_weight: 0.0,
+            leg_agreement_weight: 0.0,
             ..HeuristicConfig::default()
         }),
         "weights"
@@ -374,5 +377,66 @@ proptest! {
             Verdict::Incorrect
         };
         prop_assert_eq!(verdict, expected);
+    }
+}
+
+/// A document both legs returned, at these ranks (`None`: that leg did not return it).
+fn ranked(id: &str, keyword: Option<usize>, vector: Option<usize>) -> EvalDocument {
+    let mut d = doc(id, "python async", 0.5);
+    let hit = |rank| crag_core::LegHit { rank, score: 1.0 };
+    d.retrieval.keyword = keyword.map(hit);
+    d.retrieval.vector = vector.map(hit);
+    d
+}
+
+#[test]
+fn leg_agreement_is_the_rank_biased_overlap_of_the_legs() {
+    let same: Vec<_> = (1..=4)
+        .map(|r| ranked(&format!("d{r}"), Some(r), Some(r)))
+        .collect();
+    assert!((leg_agreement(&same, 0.9) - 1.0).abs() < 1e-6);
+    let apart = [
+        ranked("a", Some(1), None),
+        ranked("b", None, Some(1)),
+        ranked("c", Some(2), Some(40)),
+    ];
+    assert_eq!(leg_agreement(&apart, 0.9), 0.0);
+    // Both legs have `a` at depth 2 and `b` at depth 3 of 3:
+    // (1 - p) / (1 - p^3) * (0 + p * 1/2 + p^2 * 2/3), p = 0.5.
+    let partly = [
+        ranked("a", Some(1), Some(2)),
+        ranked("b", Some(3), Some(1)),
+        ranked("c", Some(2), None),
+    ];
+    let expected = 0.5 / (1.0 - 0.125) * (0.5 * 0.5 + 0.25 * 2.0 / 3.0);
+    assert!((leg_agreement(&partly, 0.5) - expected).abs() < 1e-6);
+}
+
+#[test]
+fn leg_agreement_counts_with_its_weight_only_when_ranks_are_known() {
+    let config = HeuristicConfig {
+        leg_agreement_weight: 1.0,
+        ..HeuristicConfig::default()
+    };
+    let evaluator = HeuristicEvaluator::new(config).unwrap();
+    let agreed: Vec<_> = (1..=3)
+        .map(|r| ranked(&format!("d{r}"), Some(r), Some(r)))
+        .collect();
+    let apart: Vec<_> = (1..=3)
+        .map(|r| ranked(&format!("d{r}"), Some(r), Some(r + 20)))
+        .collect();
+    let high = evaluator.evaluate("python async", &agreed);
+    let low = evaluator.evaluate("python async", &apart);
+    assert!((criterion_score(&high, LEG_AGREEMENT) - 1.0).abs() < 1e-6);
+    assert_eq!(criterion_score(&low, LEG_AGREEMENT), 0.0);
+    assert!(high.score > low.score);
+    let web = evaluator.evaluate("python async", &[doc("w", "python async", 0.5)]);
+    assert_eq!(web.criteria[4].weight, 0.0);
+    for p in [0.0, 1.0, f32::NAN] {
+        let bad = HeuristicConfig {
+            agreement_persistence: p,
+            ..HeuristicConfig::default()
+        };
+        assert!(HeuristicEvaluator::new(bad).is_err(), "{p}");
     }
 }
