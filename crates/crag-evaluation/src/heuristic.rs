@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crag_core::{CriterionScore, EvalDocument, Evaluation, Verdict};
+use crag_core::{CriterionScore, EvalDocument, Evaluation, LegHit, RetrievalSignals, Verdict};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EvaluationError, Result};
@@ -158,7 +158,8 @@ impl HeuristicConfig {
 /// - `source_diversity`: distinct sources over documents.
 /// - `leg_agreement` (not in seed 000): the rank-biased overlap (Webber et al., 2010) of the
 ///   BM25 and vector rankings, read from the documents' leg ranks down to depth `n` (the
-///   number of documents): `(1 - p) / (1 - p^n) * sum_{d=1..n} p^(d-1) * |both within d| / d`,
+///   number of documents, or fewer when a leg returned fewer of them):
+///   `(1 - p) / (1 - p^n) * sum_{d=1..n} p^(d-1) * |both within d| / d`,
 ///   1 when both legs rank the same documents in the same order. When the answer is in the
 ///   collection the two legs tend to find the same few chunks first; when it is not, each
 ///   finds its own near misses. Label-free and on the same scale in every corpus. Left out
@@ -342,9 +343,20 @@ pub(crate) struct Assessment {
     pub(crate) issues: Vec<String>,
 }
 
-/// Rank-biased overlap of the two legs' rankings, down to the number of documents.
+/// Rank-biased overlap of the two legs' rankings, down to the depth both reach among the
+/// documents: their number, or fewer when a leg returned fewer of them (a keyword leg that
+/// matched two chunks of a small corpus cannot agree beyond depth 2).
 fn leg_agreement(documents: &[EvalDocument], p: f32) -> f32 {
-    let n = documents.len();
+    let ranked = |leg: fn(&RetrievalSignals) -> Option<LegHit>| {
+        documents
+            .iter()
+            .filter(|d| leg(&d.retrieval).is_some())
+            .count()
+    };
+    let n = documents
+        .len()
+        .min(ranked(|r| r.keyword))
+        .min(ranked(|r| r.vector));
     if n == 0 {
         return 0.0;
     }

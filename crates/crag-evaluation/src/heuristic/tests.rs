@@ -406,10 +406,26 @@ fn leg_agreement_is_the_rank_biased_overlap_of_the_legs() {
     let partly = [
         ranked("a", Some(1), Some(2)),
         ranked("b", Some(3), Some(1)),
-        ranked("c", Some(2), None),
+        ranked("c", Some(2), Some(9)),
     ];
     let expected = 0.5 / (1.0 - 0.125) * (0.5 * 0.5 + 0.25 * 2.0 / 3.0);
     assert!((leg_agreement(&partly, 0.5) - expected).abs() < 1e-6);
+    // The vector leg ranks two of the three: agreement is read down to depth 2,
+    // (1 - p) / (1 - p^2) * (0 + p * 1/2).
+    let short = [
+        ranked("a", Some(1), Some(2)),
+        ranked("b", Some(3), Some(1)),
+        ranked("c", Some(2), None),
+    ];
+    let expected = 0.5 / (1.0 - 0.25) * (0.5 * 0.5);
+    assert!((leg_agreement(&short, 0.5) - expected).abs() < 1e-6);
+    // A small corpus: the keyword leg matched one chunk, the vector leg's first.
+    let small = [
+        ranked("a", Some(1), Some(1)),
+        ranked("b", None, Some(2)),
+        ranked("c", None, Some(3)),
+    ];
+    assert!((leg_agreement(&small, 0.95) - 1.0).abs() < 1e-6);
 }
 
 #[test]
