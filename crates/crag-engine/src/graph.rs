@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crag_core::{Chunk, ChunkFilter, ChunkKind, ChunkTerms, DocumentId, Query, TopK, WeightedTerm};
+use crag_core::{Chunk, ChunkFilter, ChunkKind, ChunkTerms, DocumentId, Query, TopK};
 use crag_expansion::graph::{
     distinct_terms, graph_query, key_terms, seeds, walkable, Expansion, ExpansionTerm,
 };
@@ -154,24 +154,6 @@ impl Engine {
         self.terms.as_ref().filter(|_| self.config().graph.enabled)
     }
 
-    /// Like [`Engine::retrieve_with`] with weighted index terms for the keyword leg and the
-    /// query text embedded for the vector leg (the knowledge-graph route).
-    pub(crate) async fn retrieve_terms(
-        &self,
-        terms: &[WeightedTerm],
-        text: &str,
-        top_k: TopK,
-        filter: &ChunkFilter,
-    ) -> Result<Retrieval> {
-        self.retrieve_legs(
-            KeywordInput::Terms(terms),
-            VectorInput::Text(text),
-            top_k,
-            filter,
-        )
-        .await
-    }
-
     /// Whether a term graph is configured and switched on.
     pub fn has_term_graph(&self) -> bool {
         self.term_graph().is_some()
@@ -241,8 +223,14 @@ impl Engine {
             return Ok((self.retrieve_with(query, top_k, filter).await?, expansion));
         }
         let weighted = graph_query(&tokens, &expansion.terms, self.config().graph.weight);
+        // Weighted index terms for the keyword leg, the query text embedded for the vector leg.
         let retrieval = self
-            .retrieve_terms(&weighted, query.as_str(), top_k, filter)
+            .retrieve_legs(
+                KeywordInput::Terms(&weighted),
+                VectorInput::Text(query.as_str()),
+                top_k,
+                filter,
+            )
             .await?;
         Ok((retrieval, expansion))
     }

@@ -163,7 +163,7 @@ impl HeuristicConfig {
 ///   1 when both legs rank the same documents in the same order. When the answer is in the
 ///   collection the two legs tend to find the same few chunks first; when it is not, each
 ///   finds its own near misses. Label-free and on the same scale in every corpus. Left out
-///   (weight 0) when no document carries leg ranks (web results, callers without signals).
+///   (weight 0) when a leg ranked none of the documents (web results, a failed leg).
 ///
 /// The aggregate is the weighted mean of the criteria, normalised by the weights' sum. Keyword
 /// overlap carries `keyword_overlap_weight * min(1, keywords / min_keywords)`: a query with
@@ -276,15 +276,15 @@ impl HeuristicEvaluator {
             unit(sources.len() as f32 / documents.len() as f32)
         };
 
-        let agreement_weight = if documents
-            .iter()
-            .any(|d| d.retrieval.keyword.is_some() || d.retrieval.vector.is_some())
-        {
+        // Unmeasurable when a leg ranked none of the documents (web results, a failed leg):
+        // left out rather than counted as disagreement.
+        let depth = agreement_depth(documents);
+        let agreement_weight = if depth > 0 {
             config.leg_agreement_weight
         } else {
             0.0
         };
-        let agreement = leg_agreement(documents, config.agreement_persistence);
+        let agreement = leg_agreement(documents, depth, config.agreement_persistence);
 
         let criteria = vec![
             criterion(KEYWORD_OVERLAP, keyword_overlap, keyword_weight),
@@ -343,20 +343,21 @@ pub(crate) struct Assessment {
     pub(crate) issues: Vec<String>,
 }
 
-/// Rank-biased overlap of the two legs' rankings, down to the depth both reach among the
-/// documents: their number, or fewer when a leg returned fewer of them (a keyword leg that
-/// matched two chunks of a small corpus cannot agree beyond depth 2).
-fn leg_agreement(documents: &[EvalDocument], p: f32) -> f32 {
+/// The depth both legs reach among the documents: their number, or fewer when a leg ranked
+/// fewer of them (a keyword leg that matched two chunks of a small corpus cannot agree beyond
+/// depth 2); 0 when a leg ranked none.
+fn agreement_depth(documents: &[EvalDocument]) -> usize {
     let ranked = |leg: fn(&RetrievalSignals) -> Option<LegHit>| {
         documents
             .iter()
             .filter(|d| leg(&d.retrieval).is_some())
             .count()
     };
-    let n = documents
-        .len()
-        .min(ranked(|r| r.keyword))
-        .min(ranked(|r| r.vector));
+    ranked(|r| r.keyword).min(ranked(|r| r.vector))
+}
+
+/// Rank-biased overlap of the two legs' rankings down to depth `n` ([`agreement_depth`]).
+fn leg_agreement(documents: &[EvalDocument], n: usize, p: f32) -> f32 {
     if n == 0 {
         return 0.0;
     }

@@ -389,18 +389,22 @@ fn ranked(id: &str, keyword: Option<usize>, vector: Option<usize>) -> EvalDocume
     d
 }
 
+fn agree(documents: &[EvalDocument], p: f32) -> f32 {
+    leg_agreement(documents, agreement_depth(documents), p)
+}
+
 #[test]
 fn leg_agreement_is_the_rank_biased_overlap_of_the_legs() {
     let same: Vec<_> = (1..=4)
         .map(|r| ranked(&format!("d{r}"), Some(r), Some(r)))
         .collect();
-    assert!((leg_agreement(&same, 0.9) - 1.0).abs() < 1e-6);
+    assert!((agree(&same, 0.9) - 1.0).abs() < 1e-6);
     let apart = [
         ranked("a", Some(1), None),
         ranked("b", None, Some(1)),
         ranked("c", Some(2), Some(40)),
     ];
-    assert_eq!(leg_agreement(&apart, 0.9), 0.0);
+    assert_eq!(agree(&apart, 0.9), 0.0);
     // Both legs have `a` at depth 2 and `b` at depth 3 of 3:
     // (1 - p) / (1 - p^3) * (0 + p * 1/2 + p^2 * 2/3), p = 0.5.
     let partly = [
@@ -409,7 +413,7 @@ fn leg_agreement_is_the_rank_biased_overlap_of_the_legs() {
         ranked("c", Some(2), Some(9)),
     ];
     let expected = 0.5 / (1.0 - 0.125) * (0.5 * 0.5 + 0.25 * 2.0 / 3.0);
-    assert!((leg_agreement(&partly, 0.5) - expected).abs() < 1e-6);
+    assert!((agree(&partly, 0.5) - expected).abs() < 1e-6);
     // The vector leg ranks two of the three: agreement is read down to depth 2,
     // (1 - p) / (1 - p^2) * (0 + p * 1/2).
     let short = [
@@ -418,14 +422,14 @@ fn leg_agreement_is_the_rank_biased_overlap_of_the_legs() {
         ranked("c", Some(2), None),
     ];
     let expected = 0.5 / (1.0 - 0.25) * (0.5 * 0.5);
-    assert!((leg_agreement(&short, 0.5) - expected).abs() < 1e-6);
+    assert!((agree(&short, 0.5) - expected).abs() < 1e-6);
     // A small corpus: the keyword leg matched one chunk, the vector leg's first.
     let small = [
         ranked("a", Some(1), Some(1)),
         ranked("b", None, Some(2)),
         ranked("c", None, Some(3)),
     ];
-    assert!((leg_agreement(&small, 0.95) - 1.0).abs() < 1e-6);
+    assert!((agree(&small, 0.95) - 1.0).abs() < 1e-6);
 }
 
 #[test]
@@ -448,6 +452,12 @@ fn leg_agreement_counts_with_its_weight_only_when_ranks_are_known() {
     assert!(high.score > low.score);
     let web = evaluator.evaluate("python async", &[doc("w", "python async", 0.5)]);
     assert_eq!(web.criteria[4].weight, 0.0);
+    // The keyword leg ranked none of them (failed, or matched nothing): not measurable.
+    let vector_only: Vec<_> = (1..=3)
+        .map(|r| ranked(&format!("d{r}"), None, Some(r)))
+        .collect();
+    let one_leg = evaluator.evaluate("python async", &vector_only);
+    assert_eq!(one_leg.criteria[4].weight, 0.0);
     for p in [0.0, 1.0, f32::NAN] {
         let bad = HeuristicConfig {
             agreement_persistence: p,
