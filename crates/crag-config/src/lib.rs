@@ -41,6 +41,8 @@ pub struct Config {
     pub synonyms_file: Option<PathBuf>,
     /// Hybrid retrieval tunables.
     pub retrieval: RetrievalSection,
+    /// The sentence embedder: model precision, threads.
+    pub embedder: EmbedderSection,
     /// The vector store's approximate (ANN) index.
     pub vector_index: VectorIndexSection,
     /// Corrective RAG tunables.
@@ -78,6 +80,7 @@ impl Default for Config {
             assets_dir: None,
             synonyms_file: None,
             retrieval: RetrievalSection::default(),
+            embedder: EmbedderSection::default(),
             vector_index: VectorIndexSection::default(),
             crag: CragConfig::default(),
             cgrag: CgragConfig::default(),
@@ -140,6 +143,7 @@ impl Config {
             bail!("data_dir must not be empty");
         }
         self.retrieval.validate()?;
+        self.embedder.validate()?;
         self.vector_index.validate()?;
         self.crag.validate()?;
         self.cgrag.validate()?;
@@ -195,6 +199,43 @@ impl Config {
             .map(|_| "<redacted>".into())
             .collect();
         toml::to_string(&shown).context("failed to render the configuration")
+    }
+}
+
+/// `[embedder]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedderSection {
+    /// Which of the asset manifest's models embeds chunks and queries.
+    pub precision: EmbedderPrecision,
+    /// Intra-op threads of each ONNX inference (0: ONNX Runtime's choice, one per core).
+    pub threads: usize,
+}
+
+/// `embedder.precision`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmbedderPrecision {
+    /// all-MiniLM-L6-v2 as published.
+    #[default]
+    Float32,
+    /// Its int8 quantisation: faster, vectors within about 0.99 cosine; an index records
+    /// which model built it and refuses the other.
+    Int8,
+}
+
+/// Most `embedder.threads`: more intra-op threads than this is a typo, not a machine.
+pub const MAX_EMBEDDER_THREADS: usize = 256;
+
+impl EmbedderSection {
+    fn validate(&self) -> Result<()> {
+        if self.threads > MAX_EMBEDDER_THREADS {
+            bail!(
+                "embedder.threads must be at most {MAX_EMBEDDER_THREADS} (0: one per core), got {}",
+                self.threads
+            );
+        }
+        Ok(())
     }
 }
 

@@ -349,3 +349,18 @@ fn the_ann_index_policy_is_configured_and_checked() {
     let err = Config::parse("[vector_index]\nnprobes = 10\n").unwrap_err();
     assert!(format!("{err:#}").contains("nprobes"), "{err:#}");
 }
+
+#[test]
+fn the_embedder_precision_and_threads_are_read_and_checked() {
+    assert_eq!(
+        Config::default().embedder.precision,
+        EmbedderPrecision::Float32
+    );
+    let c = Config::parse("[embedder]\nprecision = \"int8\"\nthreads = 1\n").unwrap();
+    assert_eq!(c.embedder.precision, EmbedderPrecision::Int8);
+    assert_eq!(c.embedder.threads, 1);
+    let err = Config::parse("[embedder]\nprecision = \"int4\"\n").unwrap_err();
+    assert!(format!("{err:#}").contains("embedder.precision"), "{err:#}");
+    let err = Config::parse("[embedder]\nthreads = 100000\n").unwrap_err();
+    assert!(format!("{err:#}").contains("embedder.threads"), "{err:#}");
+}

@@ -6,7 +6,7 @@ use crag_ports::{Embedder, PortError, PortResult};
 use ndarray::ArrayD;
 use tokenizers::Tokenizer;
 
-use crate::assets::EmbedderAssets;
+use crate::assets::{EmbedderAssets, Precision};
 use crate::bert::{load_tokenizer, off_runtime, truncating_at, BertInputs, BertModel};
 use crate::error::{OnnxError, Result};
 
@@ -32,6 +32,20 @@ impl OnnxEmbedderConfig {
             batch_size: 32,
             threads: 0,
         }
+    }
+
+    /// Defaults for the all-MiniLM-L6-v2 model of `precision` (assets located with the same
+    /// precision): its model id, and for int8 one text per inference call. A dynamically
+    /// quantised model scales its activations by the range of the whole input tensor, so in
+    /// a batch a text's embedding would depend on the other texts (by up to 0.02 per
+    /// coordinate); alone it is the same at ingest and at query time.
+    pub fn of(assets: EmbedderAssets, precision: Precision) -> Self {
+        let mut config = Self::new(assets);
+        config.model_id = precision.model_id(&config.model_id);
+        if precision == Precision::Int8 {
+            config.batch_size = 1;
+        }
+        config
     }
 }
 

@@ -12,7 +12,9 @@ mod embedder;
 mod error;
 mod runtime;
 
-pub use assets::{default_assets_dir, CrossEncoderAssets, EmbedderAssets, SETUP_COMMAND};
+pub use assets::{
+    default_assets_dir, CrossEncoderAssets, EmbedderAssets, Precision, SETUP_COMMAND,
+};
 pub use cross_encoder::{OnnxCrossEncoder, OnnxCrossEncoderConfig, PairTokens};
 pub use embedder::{OnnxEmbedder, OnnxEmbedderConfig};
 pub use error::{OnnxError, Result};

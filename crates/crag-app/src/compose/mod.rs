@@ -8,15 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
-use crag_config::{Config, SessionBackend, VectorIndexSection};
+use crag_config::{Config, EmbedderPrecision, EmbedderSection, SessionBackend, VectorIndexSection};
 use crag_engine::{
     CgragComponents, CodeGapDetector, CragComponents, DetectorKind, Engine, EngineConfig,
     LlmGapDetector,
 };
 use crag_expansion::SynonymTable;
 use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex};
-use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
-use crag_ports::{GapDetector, SessionStore, SymbolIndex};
+use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
+use crag_ports::{GapDetector, KeywordIndex, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
 use crag_symbols::{SqliteSymbolIndex, SqliteTermGraph};
 use crag_tantivy::TantivyKeywordIndex;
@@ -31,6 +31,13 @@ pub const TERMS_FILE: &str = "terms.sqlite";
 
 /// Name of the LanceDB table holding chunk vectors.
 pub const VECTOR_TABLE: &str = "chunks";
+
+/// File in the data directory naming the embedding model that built the index.
+pub const EMBEDDING_MODEL_FILE: &str = "embedding-model";
+
+/// The model an index without [`EMBEDDING_MODEL_FILE`] was built with: the only one there
+/// was before the file existed.
+const UNRECORDED_MODEL: &str = "all-MiniLM-L6-v2";
 
 /// The model and runtime assets directory: `assets_dir`, else `$CRAG_ASSETS_DIR` or
 /// `~/.cache/crag/assets`.
@@ -84,15 +91,17 @@ pub async fn open_indexes(
     vectors_uri: &str,
     engine: EngineConfig,
 ) -> Result<Engine> {
-    let assets = EmbedderAssets::from_manifest(&assets_dir(config))?;
-    let embedder =
-        tokio::task::spawn_blocking(move || OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)))
-            .await
-            .context("embedder loading task failed")??;
+    let embedder_config = embedder_config(&config.embedder, &assets_dir(config))?;
+    let model_id = embedder_config.model_id.clone();
+    let embedder = tokio::task::spawn_blocking(move || OnnxEmbedder::new(embedder_config))
+        .await
+        .context("embedder loading task failed")??;
     let dimension = crag_ports::Embedder::dimension(&embedder);
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
     let keywords = TantivyKeywordIndex::open(&data_dir.join("keyword"))?;
+    let stored = keywords.count().await?;
+    check_embedding_model(data_dir, &model_id, stored)?;
     let vectors = LanceVectorIndex::open_with(
         vectors_uri,
         VECTOR_TABLE,
@@ -121,6 +130,48 @@ pub async fn open_indexes(
         engine = engine.with_term_graph(Arc::new(terms));
     }
     Ok(engine)
+}
+
+/// The ONNX embedder's settings of `[embedder]`, its model located and verified in `assets`.
+pub fn embedder_config(section: &EmbedderSection, assets: &Path) -> Result<OnnxEmbedderConfig> {
+    let precision = match section.precision {
+        EmbedderPrecision::Float32 => Precision::Float32,
+        EmbedderPrecision::Int8 => Precision::Int8,
+    };
+    let assets = EmbedderAssets::from_manifest_with(assets, precision)?;
+    let mut config = OnnxEmbedderConfig::of(assets, precision);
+    config.threads = section.threads;
+    Ok(config)
+}
+
+/// Checks that the index in `data_dir` was built by `model_id` (vectors of another model are
+/// not comparable with this one's queries) and records it for an index that names none yet.
+/// An index of `stored` chunks with no record was built before records existed, by the
+/// float32 model.
+pub fn check_embedding_model(data_dir: &Path, model_id: &str, stored: usize) -> Result<()> {
+    let path = data_dir.join(EMBEDDING_MODEL_FILE);
+    let recorded = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text.trim().to_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let built_with = match (recorded, stored) {
+        (Some(id), _) if !id.is_empty() => id,
+        (_, 0) => model_id.to_owned(),
+        _ => UNRECORDED_MODEL.to_owned(),
+    };
+    if built_with != model_id {
+        bail!(
+            "the index in {} was built with the embedding model {built_with}, but {model_id} is \
+             configured ([embedder] precision): set it back, or ingest into another data_dir",
+            data_dir.display()
+        );
+    }
+    if !path.is_file() {
+        std::fs::write(&path, format!("{model_id}\n"))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The session store of `[sessions]`, if any.

@@ -146,3 +146,38 @@ fn the_cache_budget_follows_the_configuration() {
         }
     );
 }
+
+#[test]
+fn an_index_refuses_another_embedding_model() {
+    let dir = tempfile::tempdir().unwrap();
+    // A new index records the configured model; the same model opens it again.
+    check_embedding_model(dir.path(), "all-MiniLM-L6-v2-int8", 0).unwrap();
+    check_embedding_model(dir.path(), "all-MiniLM-L6-v2-int8", 10).unwrap();
+    let err = check_embedding_model(dir.path(), "all-MiniLM-L6-v2", 10).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("built with the embedding model all-MiniLM-L6-v2-int8")
+            && msg.contains("[embedder] precision"),
+        "{msg}"
+    );
+    // An index from before the record was built by the float32 model.
+    let old = tempfile::tempdir().unwrap();
+    let err = check_embedding_model(old.path(), "all-MiniLM-L6-v2-int8", 5).unwrap_err();
+    assert!(format!("{err:#}").contains("all-MiniLM-L6-v2,"), "{err:#}");
+    check_embedding_model(old.path(), "all-MiniLM-L6-v2", 5).unwrap();
+    let recorded = std::fs::read_to_string(old.path().join(EMBEDDING_MODEL_FILE)).unwrap();
+    assert_eq!(recorded.trim(), "all-MiniLM-L6-v2");
+}
+
+#[test]
+fn the_embedder_follows_the_configuration() {
+    let assets = default_assets_dir();
+    let c = Config::parse("[embedder]\nprecision = \"int8\"\nthreads = 1\n").unwrap();
+    let config = embedder_config(&c.embedder, &assets).unwrap();
+    assert_eq!(config.model_id, "all-MiniLM-L6-v2-int8");
+    assert_eq!((config.threads, config.batch_size), (1, 1));
+    assert!(config.assets.model.ends_with("model-int8.onnx"));
+    let default = embedder_config(&Config::default().embedder, &assets).unwrap();
+    assert_eq!(default.model_id, "all-MiniLM-L6-v2");
+    assert!(default.assets.model.ends_with("model.onnx"));
+}

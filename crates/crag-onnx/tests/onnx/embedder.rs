@@ -1,12 +1,16 @@
 //! The ONNX embedder with the real all-MiniLM-L6-v2 model.
 
-use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
+use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
 use crag_ports::Embedder;
 
 fn embedder() -> OnnxEmbedder {
-    let assets = EmbedderAssets::from_manifest(&default_assets_dir())
+    embedder_of(Precision::Float32)
+}
+
+fn embedder_of(precision: Precision) -> OnnxEmbedder {
+    let assets = EmbedderAssets::from_manifest_with(&default_assets_dir(), precision)
         .unwrap_or_else(|e| panic!("assets unavailable: {e}"));
-    OnnxEmbedder::new(OnnxEmbedderConfig::new(assets)).expect("load embedder")
+    OnnxEmbedder::new(OnnxEmbedderConfig::of(assets, precision)).expect("load embedder")
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -36,6 +40,34 @@ async fn weather_sentences_are_closer_than_the_stadium() {
     assert!((sunny - 0.6660).abs() < 0.01, "weather/sunny {sunny}");
     assert!((stadium - 0.1046).abs() < 0.01, "weather/stadium {stadium}");
     assert!((between - 0.1411).abs() < 0.01, "sunny/stadium {between}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_int8_model_passes_the_suite_and_stays_near_float32() {
+    let int8 = embedder_of(Precision::Int8);
+    crag_ports::testsuite::embedder_suite(&int8).await;
+    assert_eq!(int8.model_id(), "all-MiniLM-L6-v2-int8");
+    let texts = [
+        "The weather is lovely today.",
+        "It's so sunny outside!",
+        "He drove to the stadium.",
+        "What is the boundary layer thickness on a flat plate at supersonic speed?",
+        "Vitamin D supplementation lowers the risk of fractures in older adults.",
+    ]
+    .map(String::from);
+    let exact = embedder().embed(&texts).await.expect("embed float32");
+    let quantised = int8.embed(&texts).await.expect("embed int8");
+    for ((text, a), b) in texts.iter().zip(&exact).zip(&quantised) {
+        let c = cosine(a, b);
+        assert!(c > 0.97, "int8 vs float32 cosine {c} for {text:?}");
+        assert!(
+            c < 0.99999,
+            "the int8 model must be another model, cosine {c}"
+        );
+    }
+    let sunny = cosine(&quantised[0], &quantised[1]);
+    let stadium = cosine(&quantised[0], &quantised[2]);
+    assert!(sunny > stadium + 0.3, "sunny {sunny}, stadium {stadium}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
