@@ -255,6 +255,9 @@ pub struct VectorIndexSection {
     pub metadata_cache_mib: usize,
     /// Budget of LanceDB's index cache (opened ANN index partitions), MiB; at least 1.
     pub index_cache_mib: usize,
+    /// Most chunks whose vectors are copied into memory and scanned exactly there, without
+    /// LanceDB (rows x dimension x 4 bytes); 0: every search goes to LanceDB.
+    pub memory_scan_rows: usize,
 }
 
 /// Default `vector_index.ann_min_rows`: below this many chunks an exact scan is fast enough.
@@ -263,6 +266,10 @@ pub const DEFAULT_ANN_MIN_ROWS: usize = 100_000;
 /// Least `vector_index.ann_min_rows`: the index's clustering and quantiser are trained on
 /// the rows, and a handful of rows trains nothing.
 pub const MIN_ANN_ROWS: usize = 256;
+
+/// Default `vector_index.memory_scan_rows`: 100k MiniLM vectors are about 150 MiB, and from
+/// `ann_min_rows` (the same 100k by default) the ANN index takes over.
+pub const DEFAULT_MEMORY_SCAN_ROWS: usize = 100_000;
 
 /// Default `vector_index.metadata_cache_mib`.
 pub const DEFAULT_METADATA_CACHE_MIB: usize = 16;
@@ -277,6 +284,7 @@ impl Default for VectorIndexSection {
             ann_min_rows: DEFAULT_ANN_MIN_ROWS,
             metadata_cache_mib: DEFAULT_METADATA_CACHE_MIB,
             index_cache_mib: DEFAULT_INDEX_CACHE_MIB,
+            memory_scan_rows: DEFAULT_MEMORY_SCAN_ROWS,
         }
     }
 }

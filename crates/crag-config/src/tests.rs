@@ -364,3 +364,13 @@ fn the_embedder_precision_and_threads_are_read_and_checked() {
     let err = Config::parse("[embedder]\nthreads = 100000\n").unwrap_err();
     assert!(format!("{err:#}").contains("embedder.threads"), "{err:#}");
 }
+
+#[test]
+fn the_memory_scan_is_configurable() {
+    assert_eq!(
+        Config::default().vector_index.memory_scan_rows,
+        DEFAULT_MEMORY_SCAN_ROWS
+    );
+    let off = Config::parse("[vector_index]\nmemory_scan_rows = 0\n").unwrap();
+    assert_eq!(off.vector_index.memory_scan_rows, 0);
+}

@@ -19,7 +19,7 @@ pub use code::{
 };
 pub use error::{CoreError, Result};
 pub use query::{ChunkFilter, Query, TopK, WeightedTerm, MAX_QUERY_BYTES, MAX_TOP_K};
-pub use scored::{FusedHit, LegHit, ScoredChunk};
+pub use scored::{FusedHit, LegHit, ScoredChunk, ScoredId};
 pub use session::{CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate};
 pub use terms::{ChunkTerms, TermNeighbour};
 pub use verdict::{

@@ -2,6 +2,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::Chunk;
 
+/// A chunk id with the score one retrieval leg gave it (higher is better), without the
+/// chunk: what a vector search returns before the chunks a caller keeps are read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredId {
+    /// The chunk's id.
+    pub id: crate::chunk::ChunkId,
+    /// Leg-specific score, as in [`ScoredChunk::score`].
+    pub score: f32,
+}
+
 /// A chunk with the score one retrieval leg gave it (higher is better).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoredChunk {

@@ -1,22 +1,22 @@
-use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crag_core::{
-    ChunkFilter, ChunkId, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK, WeightedTerm,
+    ChunkFilter, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK, WeightedTerm,
 };
-use crag_ports::{Embedder, KeywordIndex, PortResult, SymbolIndex, TermGraph, VectorIndex};
+use crag_ports::{Embedder, KeywordIndex, SymbolIndex, TermGraph, VectorIndex};
 
 use crate::cgrag::CgragComponents;
 use crate::code;
 use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
-use crate::fusion::fuse;
 use crate::ingest::{IngestProgress, IngestReport, Ingestor, Scope};
 use crate::query_vectors::QueryVectors;
 use crate::sources::Skipped;
 
 pub use crate::config::EngineConfig;
+
+mod hybrid;
 
 /// How many times the usual leg depth is fetched when a [`ChunkFilter`] is set.
 pub const FILTER_OVERFETCH: usize = 5;
@@ -30,7 +30,8 @@ pub struct RetrievalTimings {
     pub embed: Duration,
     /// Vector search (after embedding).
     pub vector: Duration,
-    /// Rank fusion.
+    /// Rank fusion, with the reading of the chunks only the vector leg found (the vector
+    /// leg returns ids and scores).
     pub fusion: Duration,
     /// Whole retrieval, legs concurrent.
     pub total: Duration,
@@ -286,145 +287,6 @@ impl Engine {
         ids: &[crag_core::ChunkId],
     ) -> Result<Vec<(crag_core::ChunkId, Vec<f32>)>> {
         Ok(self.vectors.vectors(ids).await?)
-    }
-
-    pub(crate) async fn retrieve_legs(
-        &self,
-        keyword_input: KeywordInput<'_>,
-        vector_input: VectorInput<'_>,
-        top_k: TopK,
-        filter: &ChunkFilter,
-    ) -> Result<Retrieval> {
-        let started = Instant::now();
-        let mut depth = self.config.leg_depth.max(top_k.get());
-        if !filter.is_empty() {
-            depth = depth.saturating_mul(FILTER_OVERFETCH);
-        }
-        let keyword_leg = async {
-            let t = Instant::now();
-            let hits = match keyword_input {
-                KeywordInput::Text(text) => self.keywords.search(text, depth).await,
-                KeywordInput::Terms(terms) => self.keywords.search_terms(terms, depth).await,
-            };
-            (hits, t.elapsed())
-        };
-        let vector_leg = async {
-            let t = Instant::now();
-            let embedded = match vector_input {
-                VectorInput::Text(text) => {
-                    self.query_vectors.embed(self.embedder.as_ref(), text).await
-                }
-                VectorInput::Vector(v) => Ok(Some(v.to_vec())),
-            };
-            let embed_time = t.elapsed();
-            let t = Instant::now();
-            let (hits, used): (PortResult<Vec<ScoredChunk>>, _) = match embedded {
-                Ok(Some(vector)) => (self.vectors.nearest(&vector, depth).await, Some(vector)),
-                Ok(None) => (Ok(Vec::new()), None),
-                Err(e) => (Err(e), None),
-            };
-            (hits, used, embed_time, t.elapsed())
-        };
-        let ((keyword, keyword_time), (vector, query_vector, embed_time, vector_time)) =
-            tokio::join!(keyword_leg, vector_leg);
-        let mut warnings = Vec::new();
-        let (keyword, vector) = match (keyword, vector) {
-            (Ok(k), Ok(v)) => (k, v),
-            (Ok(k), Err(e)) => {
-                tracing::warn!(error = %e, "vector leg failed");
-                warnings.push(format!("vector leg failed: {e}"));
-                (k, Vec::new())
-            }
-            (Err(e), Ok(v)) => {
-                tracing::warn!(error = %e, "keyword leg failed");
-                warnings.push(format!("keyword leg failed: {e}"));
-                (Vec::new(), v)
-            }
-            (Err(e), Err(_)) => return Err(e.into()),
-        };
-        let vector = self.catalogued(&keyword, vector).await;
-        let (keyword, vector) = self.keep(keyword, vector, filter).await?;
-        let vector_floor = vector.iter().map(|h| h.score).reduce(f32::min);
-        let t = Instant::now();
-        let hits = fuse(&keyword, &vector, self.config.fusion, top_k.get());
-        let fusion = t.elapsed();
-        let mut hits = hits;
-        if let Some(symbols) = &self.symbols {
-            code::hydrate(symbols.as_ref(), hits.iter_mut().map(|h| &mut h.chunk)).await?;
-        }
-        Ok(Retrieval {
-            hits,
-            timings: RetrievalTimings {
-                keyword: keyword_time,
-                embed: embed_time,
-                vector: vector_time,
-                fusion,
-                total: started.elapsed(),
-            },
-            warnings,
-            vector_floor,
-            query_vector,
-        })
-    }
-
-    /// Keeps the vector hits whose chunk the keyword catalogue lists: a document whose write
-    /// stopped between the two indexes is not returned by half. Hits the keyword leg also
-    /// returned are listed; the rest are looked up in one membership test. If the test fails
-    /// the hits are kept (the vector leg still answers when the keyword index is down).
-    async fn catalogued(
-        &self,
-        keyword: &[ScoredChunk],
-        mut vector: Vec<ScoredChunk>,
-    ) -> Vec<ScoredChunk> {
-        let seen: HashSet<&ChunkId> = keyword.iter().map(|h| &h.chunk.id).collect();
-        let unseen: Vec<ChunkId> = vector
-            .iter()
-            .map(|h| &h.chunk.id)
-            .filter(|id| !seen.contains(id))
-            .cloned()
-            .collect();
-        if unseen.is_empty() {
-            return vector;
-        }
-        match self.keywords.contains(&unseen).await {
-            Ok(stored) => {
-                let before = vector.len();
-                vector.retain(|h| seen.contains(&h.chunk.id) || stored.contains(&h.chunk.id));
-                if vector.len() < before {
-                    tracing::warn!(
-                        dropped = before - vector.len(),
-                        "vector hits outside the keyword catalogue dropped (run reconcile)"
-                    );
-                }
-                vector
-            }
-            Err(error) => {
-                tracing::debug!(%error, "catalogue membership test failed; vector hits kept");
-                vector
-            }
-        }
-    }
-
-    /// Applies `filter` to both legs' candidates; code metadata is put on them first when the
-    /// filter reads it.
-    async fn keep(
-        &self,
-        mut keyword: Vec<ScoredChunk>,
-        mut vector: Vec<ScoredChunk>,
-        filter: &ChunkFilter,
-    ) -> Result<(Vec<ScoredChunk>, Vec<ScoredChunk>)> {
-        if filter.is_empty() {
-            return Ok((keyword, vector));
-        }
-        if filter.needs_code() {
-            if let Some(symbols) = &self.symbols {
-                let chunks = keyword.iter_mut().chain(vector.iter_mut());
-                code::hydrate(symbols.as_ref(), chunks.map(|h| &mut h.chunk)).await?;
-            }
-        }
-        keyword.retain(|h| filter.matches(&h.chunk));
-        vector.retain(|h| filter.matches(&h.chunk));
-        Ok((keyword, vector))
     }
 
     /// Puts code metadata on the code chunks of `hits` (when a symbol index is configured).

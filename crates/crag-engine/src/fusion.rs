@@ -77,13 +77,67 @@ pub fn fuse(
     fusion: Fusion,
     top_k: usize,
 ) -> Vec<FusedHit> {
-    // Rank on borrowed chunks; clone only the `top_k` that are returned.
-    let mut fused: HashMap<&str, Entry<'_>> = HashMap::new();
+    let mut chunks: HashMap<&str, &Chunk> = HashMap::new();
+    for hit in keyword.iter().chain(vector) {
+        chunks.entry(hit.chunk.id.as_str()).or_insert(&hit.chunk);
+    }
+    // Rank on ids; clone only the `top_k` chunks that are returned.
+    fuse_ids(&scores(keyword), &scores(vector), fusion, top_k)
+        .into_iter()
+        .map(|f| f.with_chunk(chunks[f.id].clone()))
+        .collect()
+}
+
+/// Each hit's chunk id and score.
+fn scores(hits: &[ScoredChunk]) -> Vec<(&str, f32)> {
+    hits.iter()
+        .map(|h| (h.chunk.id.as_str(), h.score))
+        .collect()
+}
+
+/// A fused candidate before its chunk is read: [`FusedHit`] with the chunk's id.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusedId<'a> {
+    /// The chunk's id.
+    pub id: &'a str,
+    /// As [`FusedHit::fused_score`].
+    pub fused_score: f32,
+    /// As [`FusedHit::normalized_score`].
+    pub normalized_score: f32,
+    /// Keyword leg, when the chunk was in its list.
+    pub keyword: Option<LegHit>,
+    /// Vector leg, when the chunk was in its list.
+    pub vector: Option<LegHit>,
+}
+
+impl FusedId<'_> {
+    /// The hit, with its chunk.
+    pub fn with_chunk(self, chunk: Chunk) -> FusedHit {
+        FusedHit {
+            chunk,
+            fused_score: self.fused_score,
+            normalized_score: self.normalized_score,
+            keyword: self.keyword,
+            vector: self.vector,
+        }
+    }
+}
+
+/// [`fuse`] over chunk ids and leg scores: the same ranking, without the chunks, so that only
+/// the chunks returned need be read.
+pub fn fuse_ids<'a>(
+    keyword: &[(&'a str, f32)],
+    vector: &[(&'a str, f32)],
+    fusion: Fusion,
+    top_k: usize,
+) -> Vec<FusedId<'a>> {
+    let mut fused: HashMap<&str, FusedId<'a>> = HashMap::new();
     for (leg, hits) in [(Leg::Keyword, keyword), (Leg::Vector, vector)] {
-        for (i, hit) in hits.iter().enumerate() {
-            let entry = fused.entry(hit.chunk.id.as_str()).or_insert(Entry {
-                chunk: &hit.chunk,
+        for (i, &(id, score)) in hits.iter().enumerate() {
+            let entry = fused.entry(id).or_insert(FusedId {
+                id,
                 fused_score: 0.0,
+                normalized_score: 0.0,
                 keyword: None,
                 vector: None,
             });
@@ -92,10 +146,7 @@ pub fn fuse(
                 Leg::Vector => &mut entry.vector,
             };
             if slot.is_none() {
-                *slot = Some(LegHit {
-                    rank: i + 1,
-                    score: hit.score,
-                });
+                *slot = Some(LegHit { rank: i + 1, score });
             }
         }
     }
@@ -117,11 +168,12 @@ pub fn fuse(
         Fusion::Rrf { k } => 2.0 / (k + 1.0),
         Fusion::Convex { .. } => 1.0,
     };
-    let mut out: Vec<Entry<'_>> = fused
+    let mut out: Vec<FusedId<'a>> = fused
         .into_values()
         .map(|mut e| {
             e.fused_score =
                 contribution(Leg::Keyword, e.keyword) + contribution(Leg::Vector, e.vector);
+            e.normalized_score = (e.fused_score / best).clamp(0.0, 1.0);
             e
         })
         .collect();
@@ -131,18 +183,10 @@ pub fn fuse(
             .total_cmp(&a.fused_score)
             .then(rank(a.keyword).cmp(&rank(b.keyword)))
             .then(rank(a.vector).cmp(&rank(b.vector)))
-            .then(a.chunk.id.cmp(&b.chunk.id))
+            .then(a.id.cmp(b.id))
     });
     out.truncate(top_k);
-    out.into_iter()
-        .map(|e| FusedHit {
-            chunk: e.chunk.clone(),
-            fused_score: e.fused_score,
-            normalized_score: (e.fused_score / best).clamp(0.0, 1.0),
-            keyword: e.keyword,
-            vector: e.vector,
-        })
-        .collect()
+    out
 }
 
 /// The range of one leg's finite scores, for min-max normalisation.
@@ -153,8 +197,8 @@ struct MinMax {
 }
 
 impl MinMax {
-    fn of(hits: &[ScoredChunk]) -> Self {
-        let finite = hits.iter().map(|h| h.score).filter(|s| s.is_finite());
+    fn of(hits: &[(&str, f32)]) -> Self {
+        let finite = hits.iter().map(|&(_, s)| s).filter(|s| s.is_finite());
         let (low, high) = finite.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| {
             (lo.min(s), hi.max(s))
         });
@@ -171,14 +215,6 @@ impl MinMax {
             1.0
         }
     }
-}
-
-/// A candidate while ranking: the chunk borrowed from its leg.
-struct Entry<'a> {
-    chunk: &'a Chunk,
-    fused_score: f32,
-    keyword: Option<LegHit>,
-    vector: Option<LegHit>,
 }
 
 #[derive(Clone, Copy)]

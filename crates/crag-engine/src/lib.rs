@@ -35,7 +35,9 @@ pub use engine::{
     Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings, FILTER_OVERFETCH,
 };
 pub use error::{EngineError, Result};
-pub use fusion::{fuse, reciprocal_rank_fusion, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K};
+pub use fusion::{
+    fuse, fuse_ids, reciprocal_rank_fusion, FusedId, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K,
+};
 pub use graph::GraphExpansion;
 pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};
 pub use query_vectors::DEFAULT_QUERY_CACHE_ENTRIES;

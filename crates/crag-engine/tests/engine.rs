@@ -272,6 +272,84 @@ async fn retrieval_keeps_per_leg_ranks_and_normalised_scores() {
     );
 }
 
+#[tokio::test]
+async fn vector_only_hits_are_read_from_the_catalogue_and_orphans_dropped() {
+    use crag_ports::Embedder;
+    let f = fixture();
+    let docs = crag_ports::testsuite::sample_chunks();
+    // An orphan: a vector whose keyword write never happened (an interrupted ingestion),
+    // the nearest of all to the query.
+    let orphan = crag_ports::testsuite::chunk("orphan.md", 0, "Bread", "bread oven crust");
+    let all: Vec<_> = docs.iter().chain([&orphan]).cloned().collect();
+    let texts: Vec<String> = all.iter().map(|c| c.text.clone()).collect();
+    let vectors = f.embedder.embed(&texts).await.unwrap();
+    let records: Vec<_> = all
+        .into_iter()
+        .zip(vectors)
+        .map(|(chunk, vector)| crag_ports::EmbeddedChunk { chunk, vector })
+        .collect();
+    f.vectors.upsert(&records).await.unwrap();
+    f.keywords.upsert(&docs).await.unwrap();
+
+    let query = Query::new("bread oven crust").unwrap();
+    let nearest = f
+        .vectors
+        .nearest_ids(
+            &f.embedder
+                .embed(&[query.as_str().to_owned()])
+                .await
+                .unwrap()[0],
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        nearest[0].id.as_str(),
+        "orphan.md#0",
+        "the orphan is the vector leg's first"
+    );
+
+    let r = f
+        .engine
+        .retrieve(&query, TopK::new(10).unwrap())
+        .await
+        .unwrap();
+    assert!(r
+        .hits
+        .iter()
+        .all(|h| h.chunk.document_id.as_str() != "orphan.md"));
+    assert_eq!(
+        r.hits.len(),
+        docs.len(),
+        "every catalogued chunk, the orphan left out"
+    );
+    let vector_only: Vec<_> = r.hits.iter().filter(|h| h.keyword.is_none()).collect();
+    assert!(
+        !vector_only.is_empty(),
+        "some hits come from the vector leg alone"
+    );
+    for h in &r.hits {
+        let stored = f
+            .keywords
+            .get(std::slice::from_ref(&h.chunk.id))
+            .await
+            .unwrap();
+        assert_eq!(
+            stored,
+            vec![h.chunk.clone()],
+            "each hit carries its stored chunk"
+        );
+    }
+    // The orphan leaves the vector leg's list before ranking, as if never found.
+    let mut ranks: Vec<usize> = r
+        .hits
+        .iter()
+        .filter_map(|h| h.vector.map(|l| l.rank))
+        .collect();
+    ranks.sort_unstable();
+    assert_eq!(ranks, (1..=docs.len()).collect::<Vec<_>>());
+}
+
 #[test]
 fn mismatched_dimensions_are_rejected() {
     let embedder = Arc::new(HashEmbedder::new(64));

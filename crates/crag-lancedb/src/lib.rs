@@ -10,6 +10,7 @@
 
 mod ann;
 mod error;
+mod flat;
 mod schema;
 mod tidy;
 mod vectors;
@@ -20,13 +21,14 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use async_trait::async_trait;
-use crag_core::{ChunkId, DocumentId, ScoredChunk};
+use crag_core::{ChunkId, DocumentId, ScoredChunk, ScoredId};
 use crag_ports::{DocumentEntry, EmbeddedChunk, PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, DistanceType, Table};
 
 use crate::error::map_lance_error;
+pub use crate::flat::DEFAULT_MEMORY_SCAN_ROWS;
 use crate::schema::{ChunkSchema, VECTOR};
 pub use crate::tidy::CacheBudget;
 use crate::tidy::PruneClock;
@@ -105,6 +107,9 @@ pub struct LanceVectorIndex {
     ann: AnnPolicy,
     budget: CacheBudget,
     prune: Arc<PruneClock>,
+    /// Most rows copied into memory for exact scans (0: none).
+    memory_scan_rows: usize,
+    flat: Arc<flat::FlatCache>,
 }
 
 impl fmt::Debug for LanceVectorIndex {
@@ -160,7 +165,17 @@ impl LanceVectorIndex {
             ann: AnnPolicy::default(),
             budget,
             prune: Arc::default(),
+            memory_scan_rows: DEFAULT_MEMORY_SCAN_ROWS,
+            flat: Arc::default(),
         })
+    }
+
+    /// Sets the most rows whose vectors are copied into memory, where
+    /// [`VectorIndex::nearest_ids`] scans them exactly without LanceDB (default
+    /// [`DEFAULT_MEMORY_SCAN_ROWS`]; 0: never). The copy costs rows x dimension x 4 bytes.
+    pub fn with_memory_scan(mut self, rows: usize) -> Self {
+        self.memory_scan_rows = rows;
+        self
     }
 
     /// Sets when the ANN index is built and used (default: [`AnnPolicy::default`]).
@@ -219,10 +234,53 @@ impl LanceVectorIndex {
 
     /// Runs a flat or indexed cosine search returning up to `limit` rows as scored chunks.
     async fn search(&self, vector: &[f32], limit: usize) -> PortResult<Vec<ScoredChunk>> {
+        let mut hits = Vec::with_capacity(limit);
+        for batch in &self
+            .search_batches(vector, limit, schema::SEARCH_COLUMNS)
+            .await?
+        {
+            hits.extend(
+                schema::read_rows(batch)?
+                    .into_iter()
+                    .map(|(chunk, distance)| ScoredChunk {
+                        chunk,
+                        score: score_of(distance),
+                    }),
+            );
+        }
+        Ok(hits)
+    }
+
+    /// [`LanceVectorIndex::search`] reading the chunk ids alone.
+    async fn search_ids(&self, vector: &[f32], limit: usize) -> PortResult<Vec<ScoredId>> {
+        let mut hits = Vec::with_capacity(limit);
+        for batch in &self
+            .search_batches(vector, limit, schema::ID_COLUMNS)
+            .await?
+        {
+            hits.extend(
+                schema::read_ids(batch)?
+                    .into_iter()
+                    .map(|(id, distance)| ScoredId {
+                        id,
+                        score: score_of(distance),
+                    }),
+            );
+        }
+        Ok(hits)
+    }
+
+    /// The batches of a flat or indexed cosine search of up to `limit` rows, `columns` read.
+    async fn search_batches(
+        &self,
+        vector: &[f32],
+        limit: usize,
+        columns: &[&str],
+    ) -> PortResult<Vec<RecordBatch>> {
         let query = self
             .table
             .query()
-            .select(Select::columns(schema::SEARCH_COLUMNS))
+            .select(Select::columns(columns))
             .nearest_to(vector)
             .map_err(map_lance_error("invalid vector query"))?
             .column(VECTOR)
@@ -240,22 +298,64 @@ impl LanceVectorIndex {
             .execute()
             .await
             .map_err(map_lance_error("failed to search vector table"))?;
-        let batches: Vec<RecordBatch> = stream
+        stream
             .try_collect()
             .await
-            .map_err(map_lance_error("failed to read vector search results"))?;
-        let mut hits = Vec::with_capacity(limit);
-        for batch in &batches {
-            hits.extend(
-                schema::read_rows(batch)?
-                    .into_iter()
-                    .map(|(chunk, distance)| ScoredChunk {
-                        chunk,
-                        score: score_of(distance),
-                    }),
-            );
+            .map_err(map_lance_error("failed to read vector search results"))
+    }
+}
+
+/// A search result: its chunk id and score.
+trait Hit {
+    fn id(&self) -> &ChunkId;
+    fn score(&self) -> f32;
+}
+
+impl Hit for ScoredChunk {
+    fn id(&self) -> &ChunkId {
+        &self.chunk.id
+    }
+    fn score(&self) -> f32 {
+        self.score
+    }
+}
+
+impl Hit for ScoredId {
+    fn id(&self) -> &ChunkId {
+        &self.id
+    }
+    fn score(&self) -> f32 {
+        self.score
+    }
+}
+
+/// The `k` best of `search(limit)`, ties at the k-th settled by chunk id. Asks for one row
+/// more than needed; while the last row ties with the k-th, rows of that same score may have
+/// been left out in storage order: widen until the last row scores strictly lower (or the
+/// table is exhausted).
+async fn nearest_of<T, F, Fut>(k: usize, mut search: F) -> PortResult<Vec<T>>
+where
+    T: Hit,
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = PortResult<Vec<T>>>,
+{
+    if k == 0 {
+        return Ok(Vec::new());
+    }
+    let mut limit = k.saturating_add(1);
+    loop {
+        let mut hits = search(limit).await?;
+        sort_hits(&mut hits);
+        let complete = hits.len() < limit
+            || hits
+                .last()
+                .zip(hits.get(k - 1))
+                .is_some_and(|(last, kth)| last.score() < kth.score());
+        if complete {
+            hits.truncate(k);
+            return Ok(hits);
         }
-        Ok(hits)
+        limit = limit.saturating_mul(2);
     }
 }
 
@@ -305,11 +405,11 @@ fn score_of(distance: f32) -> f32 {
 }
 
 /// Best first; equal scores by chunk id, so results do not depend on storage order.
-fn sort_hits(hits: &mut [ScoredChunk]) {
+fn sort_hits<T: Hit>(hits: &mut [T]) {
     hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.chunk.id.cmp(&b.chunk.id))
+        b.score()
+            .total_cmp(&a.score())
+            .then_with(|| a.id().cmp(b.id()))
     });
 }
 
@@ -382,27 +482,20 @@ impl VectorIndex for LanceVectorIndex {
 
     async fn nearest(&self, vector: &[f32], k: usize) -> PortResult<Vec<ScoredChunk>> {
         self.check_vector(|| "query vector".to_owned(), vector)?;
+        nearest_of(k, |limit| self.search(vector, limit)).await
+    }
+
+    /// From the in-memory copy of a table of at most `memory_scan_rows` chunks, else from
+    /// LanceDB reading the ids alone.
+    async fn nearest_ids(&self, vector: &[f32], k: usize) -> PortResult<Vec<ScoredId>> {
+        self.check_vector(|| "query vector".to_owned(), vector)?;
         if k == 0 {
             return Ok(Vec::new());
         }
-        // Ask for one row more than needed. While the last row ties with the k-th, rows of
-        // that same score may have been left out in storage order: widen until the last row
-        // scores strictly lower (or the table is exhausted), so ties are settled by chunk id.
-        let mut limit = k.saturating_add(1);
-        loop {
-            let mut hits = self.search(vector, limit).await?;
-            sort_hits(&mut hits);
-            let complete = hits.len() < limit
-                || hits
-                    .last()
-                    .zip(hits.get(k - 1))
-                    .is_some_and(|(last, kth)| last.score < kth.score);
-            if complete {
-                hits.truncate(k);
-                return Ok(hits);
-            }
-            limit = limit.saturating_mul(2);
+        if let Some(hits) = self.flat_nearest(vector, k).await? {
+            return Ok(hits);
         }
+        nearest_of(k, |limit| self.search_ids(vector, limit)).await
     }
 
     async fn vectors(&self, ids: &[ChunkId]) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {

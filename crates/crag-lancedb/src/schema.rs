@@ -272,6 +272,22 @@ pub(crate) fn read_document_rows(
 }
 
 /// Reads the chunk ids and stored vectors of a batch of `chunk_id` and `vector` columns.
+/// The columns [`read_ids`] reads: a search that leaves the chunks unread.
+pub(crate) const ID_COLUMNS: &[&str] = &[CHUNK_ID, DISTANCE];
+
+/// Chunk ids and distances of a search's batch of [`ID_COLUMNS`].
+pub(crate) fn read_ids(batch: &RecordBatch) -> PortResult<Vec<(ChunkId, f32)>> {
+    let chunk_ids = Strings::of(batch, CHUNK_ID)?;
+    let distances = column::<Float32Array>(batch, DISTANCE)?;
+    (0..batch.num_rows())
+        .map(|row| {
+            let id = not_null(chunk_ids.get(row), CHUNK_ID)?;
+            let id = ChunkId::new(id).map_err(|e| corrupt(format!("bad chunk id: {e}")))?;
+            Ok((id, distances.value(row)))
+        })
+        .collect()
+}
+
 pub(crate) fn read_vectors(batch: &RecordBatch) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {
     let chunk_ids = Strings::of(batch, CHUNK_ID)?;
     let vectors = column::<FixedSizeListArray>(batch, VECTOR)?;

@@ -52,6 +52,65 @@ async fn passes_the_vector_index_suite() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn passes_the_vector_index_suite_without_the_memory_scan() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await.with_memory_scan(0);
+    vector_index_suite(&index, &HashEmbedder::new(DIM)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_memory_scan_agrees_with_lancedb_and_follows_writes() {
+    let dir = TempDir::new().expect("temp dir");
+    let memory = open(&dir).await;
+    // The same table handle, searched by LanceDB.
+    let lance = memory.clone().with_memory_scan(0);
+    let records = random_records(300, 0);
+    memory.upsert(&records).await.expect("upsert");
+    let same = |a: &[crag_core::ScoredId], b: &[crag_core::ScoredId]| {
+        assert_eq!(
+            a.iter().map(|h| &h.id).collect::<Vec<_>>(),
+            b.iter().map(|h| &h.id).collect::<Vec<_>>()
+        );
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                (x.score - y.score).abs() < 1e-5,
+                "{} vs {}",
+                x.score,
+                y.score
+            );
+        }
+    };
+    for probe in records.iter().step_by(37) {
+        let a = memory.nearest_ids(&probe.vector, 20).await.expect("memory");
+        let b = lance.nearest_ids(&probe.vector, 20).await.expect("lance");
+        assert_eq!(a[0].id, probe.chunk.id, "a stored vector finds itself");
+        same(&a, &b);
+    }
+    // A write through the handle is seen by its next scan: a new nearest neighbour, then
+    // its deletion.
+    let probe = records[5].vector.clone();
+    let twin = EmbeddedChunk {
+        chunk: chunk("twin.md", 0, "Twin", "twin"),
+        vector: probe.clone(),
+    };
+    memory
+        .upsert(std::slice::from_ref(&twin))
+        .await
+        .expect("upsert twin");
+    let hits = memory.nearest_ids(&probe, 2).await.expect("after upsert");
+    let mut ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [records[5].chunk.id.as_str(), "twin.md#0"]);
+    memory
+        .delete_documents(std::slice::from_ref(&twin.chunk.document_id))
+        .await
+        .expect("delete twin");
+    let hits = memory.nearest_ids(&probe, 2).await.expect("after delete");
+    assert!(hits.iter().all(|h| h.id.as_str() != "twin.md#0"));
+    assert_eq!(memory.nearest_ids(&probe, 0).await.expect("k 0"), vec![]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn data_survives_reopening() {
     let dir = TempDir::new().expect("temp dir");
     let records = embedded(sample_chunks()).await;
@@ -204,11 +263,17 @@ async fn ties_are_broken_by_chunk_id() {
             .collect();
         index.upsert(&records).await.expect("upsert");
     }
+    let expected = ["a.md#0", "b.md#0", "c.md#0", "d.md#0", "e.md#0", "f.md#0"];
+    let lance = index.clone().with_memory_scan(0);
     for k in 1..=6 {
         let hits = index.nearest(&vector, k).await.expect("nearest");
         let ids: Vec<&str> = hits.iter().map(|h| h.chunk.id.as_str()).collect();
-        let expected = ["a.md#0", "b.md#0", "c.md#0", "d.md#0", "e.md#0", "f.md#0"];
         assert_eq!(ids, expected[..k].to_vec());
+        for by_id in [&index, &lance] {
+            let hits = by_id.nearest_ids(&vector, k).await.expect("nearest_ids");
+            let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+            assert_eq!(ids, expected[..k].to_vec());
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk};
+use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk, ScoredId};
 
 use crate::{DocumentEntry, PortResult};
 
@@ -29,6 +29,23 @@ pub trait VectorIndex: Debug + Send + Sync + 'static {
     /// Returns the `k` chunks closest to `vector`, best first, each scored in [0, 1]
     /// (`1 - cosine_distance / 2`: 1 is the same direction, 0.5 orthogonal, 0 opposite).
     async fn nearest(&self, vector: &[f32], k: usize) -> PortResult<Vec<ScoredChunk>>;
+
+    /// Like [`VectorIndex::nearest`] without the chunks: the same ids, scores and order, but
+    /// no chunk text or metadata is read, so a caller reads only the chunks it keeps (hybrid
+    /// retrieval reads them after fusion, from the keyword index). Scores may differ from
+    /// `nearest`'s in the last float bits when an adapter computes them another way. The
+    /// default reads the chunks and drops them.
+    async fn nearest_ids(&self, vector: &[f32], k: usize) -> PortResult<Vec<ScoredId>> {
+        Ok(self
+            .nearest(vector, k)
+            .await?
+            .into_iter()
+            .map(|hit| ScoredId {
+                id: hit.chunk.id,
+                score: hit.score,
+            })
+            .collect())
+    }
 
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;

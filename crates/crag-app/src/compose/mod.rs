@@ -109,7 +109,8 @@ pub async fn open_indexes(
         cache_budget(&config.vector_index),
     )
     .await?
-    .with_ann(ann_policy(&config.vector_index));
+    .with_ann(ann_policy(&config.vector_index))
+    .with_memory_scan(config.vector_index.memory_scan_rows);
     let symbols_path = data_dir.join(SYMBOLS_FILE);
     let symbols = SqliteSymbolIndex::open(&symbols_path)
         .await

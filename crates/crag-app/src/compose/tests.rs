@@ -120,6 +120,11 @@ fn the_ann_policy_follows_the_configuration() {
         "the schema's default is the adapter's"
     );
     assert_eq!(
+        crag_config::DEFAULT_MEMORY_SCAN_ROWS,
+        crag_lancedb::DEFAULT_MEMORY_SCAN_ROWS,
+        "the schema's default is the adapter's"
+    );
+    assert_eq!(
         ann_policy(&Config::default().vector_index),
         AnnPolicy::FromRows(DEFAULT_ANN_MIN_ROWS)
     );

@@ -1,0 +1,270 @@
+//! Hybrid retrieval: both legs concurrently, the catalogue check, filters, fusion, and the
+//! reading of the chunks only the vector leg found.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use crag_core::{Chunk, ChunkFilter, ChunkId, FusedHit, ScoredChunk, ScoredId, TopK};
+use crag_ports::PortResult;
+
+use super::{Engine, KeywordInput, Retrieval, RetrievalTimings, VectorInput, FILTER_OVERFETCH};
+use crate::code;
+use crate::error::Result;
+use crate::fusion::{fuse, fuse_ids};
+
+/// What the vector leg returned.
+enum VectorHits {
+    /// Ids and scores: the chunks are read after fusion, for the hits kept.
+    Ids(Vec<ScoredId>),
+    /// Whole chunks, which a filter reads before fusion.
+    Chunks(Vec<ScoredChunk>),
+}
+
+impl Engine {
+    pub(crate) async fn retrieve_legs(
+        &self,
+        keyword_input: KeywordInput<'_>,
+        vector_input: VectorInput<'_>,
+        top_k: TopK,
+        filter: &ChunkFilter,
+    ) -> Result<Retrieval> {
+        let started = Instant::now();
+        let mut depth = self.config.leg_depth.max(top_k.get());
+        if !filter.is_empty() {
+            depth = depth.saturating_mul(FILTER_OVERFETCH);
+        }
+        let keyword_leg = async {
+            let t = Instant::now();
+            let hits = match keyword_input {
+                KeywordInput::Text(text) => self.keywords.search(text, depth).await,
+                KeywordInput::Terms(terms) => self.keywords.search_terms(terms, depth).await,
+            };
+            (hits, t.elapsed())
+        };
+        let vector_leg = async {
+            let t = Instant::now();
+            let embedded = match vector_input {
+                VectorInput::Text(text) => {
+                    self.query_vectors.embed(self.embedder.as_ref(), text).await
+                }
+                VectorInput::Vector(v) => Ok(Some(v.to_vec())),
+            };
+            let embed_time = t.elapsed();
+            let t = Instant::now();
+            let (hits, used): (PortResult<VectorHits>, _) = match embedded {
+                Ok(Some(vector)) => {
+                    let hits = if filter.is_empty() {
+                        self.vectors
+                            .nearest_ids(&vector, depth)
+                            .await
+                            .map(VectorHits::Ids)
+                    } else {
+                        self.vectors
+                            .nearest(&vector, depth)
+                            .await
+                            .map(VectorHits::Chunks)
+                    };
+                    (hits, Some(vector))
+                }
+                Ok(None) => (Ok(VectorHits::Ids(Vec::new())), None),
+                Err(e) => (Err(e), None),
+            };
+            (hits, used, embed_time, t.elapsed())
+        };
+        let ((keyword, keyword_time), (vector, query_vector, embed_time, vector_time)) =
+            tokio::join!(keyword_leg, vector_leg);
+        let mut warnings = Vec::new();
+        let (keyword, vector) = match (keyword, vector) {
+            (Ok(k), Ok(v)) => (k, v),
+            (Ok(k), Err(e)) => {
+                tracing::warn!(error = %e, "vector leg failed");
+                warnings.push(format!("vector leg failed: {e}"));
+                (k, VectorHits::Ids(Vec::new()))
+            }
+            (Err(e), Ok(v)) => {
+                tracing::warn!(error = %e, "keyword leg failed");
+                warnings.push(format!("keyword leg failed: {e}"));
+                (Vec::new(), v)
+            }
+            (Err(e), Err(_)) => return Err(e.into()),
+        };
+        let t = Instant::now();
+        let (mut hits, vector_floor) = match vector {
+            VectorHits::Ids(ids) => match self.fuse_read(&keyword, ids, top_k.get()).await {
+                Ok(fused) => fused,
+                Err(error) => {
+                    // The keyword index could not give the vector hits' chunks: read them
+                    // from the vector index, as a filtered query does.
+                    tracing::warn!(%error, "reading vector hits from the keyword index failed");
+                    let vector = match &query_vector {
+                        Some(q) => self.vectors.nearest(q, depth).await?,
+                        None => Vec::new(),
+                    };
+                    self.fuse_chunks(keyword, vector, filter, top_k.get())
+                        .await?
+                }
+            },
+            VectorHits::Chunks(vector) => {
+                self.fuse_chunks(keyword, vector, filter, top_k.get())
+                    .await?
+            }
+        };
+        let fusion = t.elapsed();
+        if let Some(symbols) = &self.symbols {
+            code::hydrate(symbols.as_ref(), hits.iter_mut().map(|h| &mut h.chunk)).await?;
+        }
+        Ok(Retrieval {
+            hits,
+            timings: RetrievalTimings {
+                keyword: keyword_time,
+                embed: embed_time,
+                vector: vector_time,
+                fusion,
+                total: started.elapsed(),
+            },
+            warnings,
+            vector_floor,
+            query_vector,
+        })
+    }
+
+    /// Fuses the keyword hits with the vector leg's ids and reads the chunks of the fused hits
+    /// only the vector leg found, in one call to the keyword index. The keyword index is the
+    /// catalogue of what is fully ingested: a vector id it does not hold (a document whose
+    /// write stopped between the two indexes) is dropped and the fusion done again, so a
+    /// document is never returned by half. Returns the hits and the vector leg's lowest score.
+    async fn fuse_read(
+        &self,
+        keyword: &[ScoredChunk],
+        mut vector: Vec<ScoredId>,
+        top_k: usize,
+    ) -> PortResult<(Vec<FusedHit>, Option<f32>)> {
+        let known: HashMap<&str, &Chunk> = keyword
+            .iter()
+            .map(|h| (h.chunk.id.as_str(), &h.chunk))
+            .collect();
+        let keyword_scores: Vec<(&str, f32)> = keyword
+            .iter()
+            .map(|h| (h.chunk.id.as_str(), h.score))
+            .collect();
+        let mut read: HashMap<String, Chunk> = HashMap::new();
+        loop {
+            let missing: HashSet<ChunkId> = {
+                let vector_scores: Vec<(&str, f32)> =
+                    vector.iter().map(|h| (h.id.as_str(), h.score)).collect();
+                let fused = fuse_ids(&keyword_scores, &vector_scores, self.config.fusion, top_k);
+                let kept: HashSet<&str> = fused.iter().map(|f| f.id).collect();
+                let wanted: Vec<ChunkId> = vector
+                    .iter()
+                    .filter(|h| kept.contains(h.id.as_str()))
+                    .filter(|h| !known.contains_key(h.id.as_str()))
+                    .filter(|h| !read.contains_key(h.id.as_str()))
+                    .map(|h| h.id.clone())
+                    .collect();
+                if !wanted.is_empty() {
+                    for chunk in self.keywords.get(&wanted).await? {
+                        read.insert(chunk.id.as_str().to_owned(), chunk);
+                    }
+                }
+                let missing: HashSet<ChunkId> = wanted
+                    .into_iter()
+                    .filter(|id| !read.contains_key(id.as_str()))
+                    .collect();
+                if missing.is_empty() {
+                    // Every fused id is a keyword hit's or was read just now.
+                    let hits = fused
+                        .into_iter()
+                        .filter_map(|f| {
+                            let chunk = known.get(f.id).map(|c| (*c).clone());
+                            let chunk = chunk.or_else(|| read.get(f.id).cloned())?;
+                            Some(f.with_chunk(chunk))
+                        })
+                        .collect();
+                    let floor = vector.iter().map(|h| h.score).reduce(f32::min);
+                    return Ok((hits, floor));
+                }
+                missing
+            };
+            tracing::warn!(
+                dropped = missing.len(),
+                "vector hits outside the keyword catalogue dropped (run reconcile)"
+            );
+            vector.retain(|h| !missing.contains(&h.id));
+        }
+    }
+
+    /// Fuses two legs of whole chunks: the vector hits the catalogue lists, both legs
+    /// filtered. Returns the hits and the vector leg's lowest score.
+    async fn fuse_chunks(
+        &self,
+        keyword: Vec<ScoredChunk>,
+        vector: Vec<ScoredChunk>,
+        filter: &ChunkFilter,
+        top_k: usize,
+    ) -> Result<(Vec<FusedHit>, Option<f32>)> {
+        let vector = self.catalogued(&keyword, vector).await;
+        let (keyword, vector) = self.keep(keyword, vector, filter).await?;
+        let floor = vector.iter().map(|h| h.score).reduce(f32::min);
+        Ok((fuse(&keyword, &vector, self.config.fusion, top_k), floor))
+    }
+
+    /// Keeps the vector hits whose chunk the keyword catalogue lists: a document whose write
+    /// stopped between the two indexes is not returned by half. Hits the keyword leg also
+    /// returned are listed; the rest are looked up in one membership test. If the test fails
+    /// the hits are kept (the vector leg still answers when the keyword index is down).
+    async fn catalogued(
+        &self,
+        keyword: &[ScoredChunk],
+        mut vector: Vec<ScoredChunk>,
+    ) -> Vec<ScoredChunk> {
+        let seen: HashSet<&ChunkId> = keyword.iter().map(|h| &h.chunk.id).collect();
+        let unseen: Vec<ChunkId> = vector
+            .iter()
+            .map(|h| &h.chunk.id)
+            .filter(|id| !seen.contains(id))
+            .cloned()
+            .collect();
+        if unseen.is_empty() {
+            return vector;
+        }
+        match self.keywords.contains(&unseen).await {
+            Ok(stored) => {
+                let before = vector.len();
+                vector.retain(|h| seen.contains(&h.chunk.id) || stored.contains(&h.chunk.id));
+                if vector.len() < before {
+                    tracing::warn!(
+                        dropped = before - vector.len(),
+                        "vector hits outside the keyword catalogue dropped (run reconcile)"
+                    );
+                }
+                vector
+            }
+            Err(error) => {
+                tracing::debug!(%error, "catalogue membership test failed; vector hits kept");
+                vector
+            }
+        }
+    }
+
+    /// Applies `filter` to both legs' candidates; code metadata is put on them first when the
+    /// filter reads it.
+    async fn keep(
+        &self,
+        mut keyword: Vec<ScoredChunk>,
+        mut vector: Vec<ScoredChunk>,
+        filter: &ChunkFilter,
+    ) -> Result<(Vec<ScoredChunk>, Vec<ScoredChunk>)> {
+        if filter.is_empty() {
+            return Ok((keyword, vector));
+        }
+        if filter.needs_code() {
+            if let Some(symbols) = &self.symbols {
+                let chunks = keyword.iter_mut().chain(vector.iter_mut());
+                code::hydrate(symbols.as_ref(), chunks.map(|h| &mut h.chunk)).await?;
+            }
+        }
+        keyword.retain(|h| filter.matches(&h.chunk));
+        vector.retain(|h| filter.matches(&h.chunk));
+        Ok((keyword, vector))
+    }
+}
