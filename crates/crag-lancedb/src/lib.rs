@@ -12,6 +12,7 @@ mod ann;
 mod error;
 mod flat;
 mod schema;
+mod search;
 mod tidy;
 mod vectors;
 
@@ -19,17 +20,16 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_array::{RecordBatch, RecordBatchIterator};
+use arrow_array::RecordBatchIterator;
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk, ScoredId};
 use crag_ports::{DocumentEntry, EmbeddedChunk, PortError, PortResult, VectorIndex};
-use futures::TryStreamExt;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
-use lancedb::{Connection, DistanceType, Table};
+use lancedb::{Connection, Table};
 
 use crate::error::map_lance_error;
 pub use crate::flat::DEFAULT_MEMORY_SCAN_ROWS;
-use crate::schema::{ChunkSchema, VECTOR};
+use crate::schema::ChunkSchema;
+use crate::search::{nearest_of, score_of};
 pub use crate::tidy::CacheBudget;
 use crate::tidy::PruneClock;
 
@@ -231,132 +231,6 @@ impl LanceVectorIndex {
             deleted_rows: stats.num_deleted_rows.unwrap_or(0),
         })
     }
-
-    /// Runs a flat or indexed cosine search returning up to `limit` rows as scored chunks.
-    async fn search(&self, vector: &[f32], limit: usize) -> PortResult<Vec<ScoredChunk>> {
-        let mut hits = Vec::with_capacity(limit);
-        for batch in &self
-            .search_batches(vector, limit, schema::SEARCH_COLUMNS)
-            .await?
-        {
-            hits.extend(
-                schema::read_rows(batch)?
-                    .into_iter()
-                    .map(|(chunk, distance)| ScoredChunk {
-                        chunk,
-                        score: score_of(distance),
-                    }),
-            );
-        }
-        Ok(hits)
-    }
-
-    /// [`LanceVectorIndex::search`] reading the chunk ids alone.
-    async fn search_ids(&self, vector: &[f32], limit: usize) -> PortResult<Vec<ScoredId>> {
-        let mut hits = Vec::with_capacity(limit);
-        for batch in &self
-            .search_batches(vector, limit, schema::ID_COLUMNS)
-            .await?
-        {
-            hits.extend(
-                schema::read_ids(batch)?
-                    .into_iter()
-                    .map(|(id, distance)| ScoredId {
-                        id,
-                        score: score_of(distance),
-                    }),
-            );
-        }
-        Ok(hits)
-    }
-
-    /// The batches of a flat or indexed cosine search of up to `limit` rows, `columns` read.
-    async fn search_batches(
-        &self,
-        vector: &[f32],
-        limit: usize,
-        columns: &[&str],
-    ) -> PortResult<Vec<RecordBatch>> {
-        let query = self
-            .table
-            .query()
-            .select(Select::columns(columns))
-            .nearest_to(vector)
-            .map_err(map_lance_error("invalid vector query"))?
-            .column(VECTOR)
-            .distance_type(DistanceType::Cosine)
-            .limit(limit);
-        let query = match self.ann {
-            AnnPolicy::Off => query.bypass_vector_index(),
-            // The index's distances are approximate (quantised vectors): re-score its
-            // candidates with the stored vectors. Ignored when there is no index.
-            AnnPolicy::FromRows(_) => query
-                .refine_factor(1)
-                .ef(limit.saturating_mul(2).max(MIN_EF)),
-        };
-        let stream = query
-            .execute()
-            .await
-            .map_err(map_lance_error("failed to search vector table"))?;
-        stream
-            .try_collect()
-            .await
-            .map_err(map_lance_error("failed to read vector search results"))
-    }
-}
-
-/// A search result: its chunk id and score.
-trait Hit {
-    fn id(&self) -> &ChunkId;
-    fn score(&self) -> f32;
-}
-
-impl Hit for ScoredChunk {
-    fn id(&self) -> &ChunkId {
-        &self.chunk.id
-    }
-    fn score(&self) -> f32 {
-        self.score
-    }
-}
-
-impl Hit for ScoredId {
-    fn id(&self) -> &ChunkId {
-        &self.id
-    }
-    fn score(&self) -> f32 {
-        self.score
-    }
-}
-
-/// The `k` best of `search(limit)`, ties at the k-th settled by chunk id. Asks for one row
-/// more than needed; while the last row ties with the k-th, rows of that same score may have
-/// been left out in storage order: widen until the last row scores strictly lower (or the
-/// table is exhausted).
-async fn nearest_of<T, F, Fut>(k: usize, mut search: F) -> PortResult<Vec<T>>
-where
-    T: Hit,
-    F: FnMut(usize) -> Fut,
-    Fut: std::future::Future<Output = PortResult<Vec<T>>>,
-{
-    if k == 0 {
-        return Ok(Vec::new());
-    }
-    let mut limit = k.saturating_add(1);
-    loop {
-        let mut hits = search(limit).await?;
-        sort_hits(&mut hits);
-        let complete = hits.len() < limit
-            || hits
-                .last()
-                .zip(hits.get(k - 1))
-                .is_some_and(|(last, kth)| last.score() < kth.score());
-        if complete {
-            hits.truncate(k);
-            return Ok(hits);
-        }
-        limit = limit.saturating_mul(2);
-    }
 }
 
 /// Opens `table`, creating it empty if it does not exist.
@@ -394,23 +268,6 @@ async fn open_or_create(
             .map_err(map_lance_error("failed to open vector table")),
         Err(e) => Err(map_lance_error("failed to create vector table")(e)),
     }
-}
-
-/// Maps a cosine distance in `[0, 2]` to a score in `[0, 1]`, 1 being best.
-fn score_of(distance: f32) -> f32 {
-    if distance.is_nan() {
-        return 0.0;
-    }
-    (1.0 - distance / 2.0).clamp(0.0, 1.0)
-}
-
-/// Best first; equal scores by chunk id, so results do not depend on storage order.
-fn sort_hits<T: Hit>(hits: &mut [T]) {
-    hits.sort_by(|a, b| {
-        b.score()
-            .total_cmp(&a.score())
-            .then_with(|| a.id().cmp(b.id()))
-    });
 }
 
 /// Builds the `document_id IN (...)` predicate, quoting ids as SQL string literals.
