@@ -3,10 +3,12 @@
 //! A LanceDB search, even of one compacted fragment, plans a query, scans the vector column
 //! and takes the projected rows: about 12 ms for 10k MiniLM vectors on the 2-core benchmark
 //! machine (a Python probe of the SciFact table, ids only; 15 ms with the chunks' text). The
-//! same vectors, unit-normalised in one `Vec<f32>`, are 15 MiB, and a dot product per row
-//! finds the same neighbours with the same cosine scores. The copy is keyed by the table's
+//! same vectors in one `Vec<f32>` are 15 MiB, and a dot product per row finds the same
+//! neighbours with the same cosine scores. The copy also gives stored vectors back by id
+//! (pseudo-relevance feedback's Rocchio step) without a filtered LanceDB scan. The copy is keyed by the table's
 //! version: any write through this handle moves the version, and the next search reloads.
 
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use arrow_array::RecordBatch;
@@ -22,13 +24,17 @@ use crate::{schema, score_of, LanceVectorIndex};
 /// about 150 MiB. Larger tables are searched by LanceDB (and its ANN index from that size).
 pub const DEFAULT_MEMORY_SCAN_ROWS: usize = 100_000;
 
-/// The vectors of one table version, unit rows in id order of loading.
+/// The vectors of one table version, as stored, in the order read.
 #[derive(Debug)]
 pub(crate) struct Matrix {
     version: u64,
     dimension: usize,
     ids: Vec<ChunkId>,
     rows: Vec<f32>,
+    /// `1 / |row|` of each row (stored vectors are never all zeros).
+    inverse_norms: Vec<f32>,
+    /// Row of each chunk id.
+    positions: HashMap<ChunkId, usize>,
 }
 
 /// The in-memory copy, when the table is small enough to hold.
@@ -69,6 +75,17 @@ impl LanceVectorIndex {
         Ok(Some(hits))
     }
 
+    /// The stored vectors of `ids` from the in-memory copy, or `None` when there is none.
+    pub(crate) async fn flat_vectors(
+        &self,
+        ids: &[ChunkId],
+    ) -> PortResult<Option<Vec<(ChunkId, Vec<f32>)>>> {
+        if self.memory_scan_rows == 0 {
+            return Ok(None);
+        }
+        Ok(self.flat_matrix().await?.map(|m| m.vectors(ids)))
+    }
+
     /// The copy of the current table version, loaded when missing or stale; `None` when the
     /// table is too large to copy.
     async fn flat_matrix(&self) -> PortResult<Option<Arc<Matrix>>> {
@@ -100,21 +117,11 @@ impl LanceVectorIndex {
             .try_collect()
             .await
             .map_err(map_lance_error(MESSAGE))?;
-        let dimension = self.schema.dimension();
-        let mut ids = Vec::with_capacity(rows);
-        let mut data = Vec::with_capacity(rows * dimension);
+        let mut read = Vec::with_capacity(rows);
         for batch in &batches {
-            for (id, vector) in schema::read_vectors(batch)? {
-                ids.push(id);
-                data.extend(unit(&vector));
-            }
+            read.extend(schema::read_vectors(batch)?);
         }
-        let matrix = Arc::new(Matrix {
-            version,
-            dimension,
-            ids,
-            rows: data,
-        });
+        let matrix = Arc::new(Matrix::new(version, self.schema.dimension(), read));
         tracing::debug!(
             rows = matrix.ids.len(),
             version,
@@ -126,14 +133,48 @@ impl LanceVectorIndex {
 }
 
 impl Matrix {
+    fn new(version: u64, dimension: usize, read: Vec<(ChunkId, Vec<f32>)>) -> Self {
+        let mut ids = Vec::with_capacity(read.len());
+        let mut rows = Vec::with_capacity(read.len() * dimension);
+        let mut inverse_norms = Vec::with_capacity(read.len());
+        let mut positions = HashMap::with_capacity(read.len());
+        for (i, (id, vector)) in read.into_iter().enumerate() {
+            let norm = dot(&vector, &vector).sqrt();
+            inverse_norms.push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
+            rows.extend(vector);
+            positions.insert(id.clone(), i);
+            ids.push(id);
+        }
+        Self {
+            version,
+            dimension,
+            ids,
+            rows,
+            inverse_norms,
+            positions,
+        }
+    }
+
+    /// The stored vectors of `ids`, in the order asked; ids not held are left out.
+    fn vectors(&self, ids: &[ChunkId]) -> Vec<(ChunkId, Vec<f32>)> {
+        ids.iter()
+            .filter_map(|id| {
+                let row = *self.positions.get(id)?;
+                let at = row * self.dimension;
+                Some((id.clone(), self.rows[at..at + self.dimension].to_vec()))
+            })
+            .collect()
+    }
+
     /// The `k` rows of highest cosine with the unit `query`, scored as LanceDB scores them
     /// (`1 - cosine_distance / 2`), best first, equal scores by chunk id.
     fn nearest(&self, query: &[f32], k: usize) -> Vec<ScoredId> {
         let mut scored: Vec<(f32, usize)> = self
             .rows
             .chunks_exact(self.dimension)
+            .zip(&self.inverse_norms)
             .enumerate()
-            .map(|(i, row)| (score_of(1.0 - dot(query, row)), i))
+            .map(|(i, (row, inverse))| (score_of(1.0 - dot(query, row) * inverse), i))
             .collect();
         let order = |a: &(f32, usize), b: &(f32, usize)| {
             b.0.total_cmp(&a.0)
@@ -187,15 +228,25 @@ mod tests {
     use super::*;
 
     fn matrix(rows: &[(&str, [f32; 3])]) -> Matrix {
-        Matrix {
-            version: 1,
-            dimension: 3,
-            ids: rows
-                .iter()
-                .map(|(id, _)| ChunkId::new(*id).unwrap())
-                .collect(),
-            rows: rows.iter().flat_map(|(_, v)| unit(v)).collect(),
-        }
+        let read = rows
+            .iter()
+            .map(|(id, v)| (ChunkId::new(*id).unwrap(), v.to_vec()))
+            .collect();
+        Matrix::new(1, 3, read)
+    }
+
+    #[test]
+    fn stored_vectors_are_given_back_as_stored() {
+        let m = matrix(&[("a", [2.0, 0.0, 0.0]), ("b", [1.0, 1.0, 0.0])]);
+        let ask = ["b", "missing", "a"].map(|id| ChunkId::new(id).unwrap());
+        let found = m.vectors(&ask);
+        assert_eq!(
+            found,
+            vec![
+                (ask[0].clone(), vec![1.0, 1.0, 0.0]),
+                (ask[2].clone(), vec![2.0, 0.0, 0.0]),
+            ]
+        );
     }
 
     #[test]

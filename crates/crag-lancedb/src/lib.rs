@@ -355,7 +355,11 @@ impl VectorIndex for LanceVectorIndex {
         nearest_of(k, |limit| self.search_ids(vector, limit)).await
     }
 
+    /// From the in-memory copy when there is one, else a filtered LanceDB scan.
     async fn vectors(&self, ids: &[ChunkId]) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {
+        if let Some(found) = self.flat_vectors(ids).await? {
+            return Ok(found);
+        }
         self.read_vectors(ids).await
     }
 
