@@ -121,7 +121,7 @@ fi
 # against it; redone when missing or when the float32 model or the quantiser has changed.
 ONNX_INT8="$MODEL_DIR/model-int8.onnx"
 INT8_STAMP="$ONNX_INT8.quantizer-sha256"
-int8_sum="$(cat "$SCRIPTS/quantize_minilm_onnx.py" "$ONNX" | sha256sum | cut -d' ' -f1)"
+int8_sum="$(cat "$SCRIPTS/quantize_minilm_onnx.py" "$SCRIPTS/verify_minilm_onnx.py" "$ONNX" | sha256sum | cut -d' ' -f1)"
 if [[ ! -f "$ONNX_INT8" || "$(cat "$INT8_STAMP" 2>/dev/null)" != "$int8_sum" ]]; then
     log "quantising $ONNX_INT8"
     "$PY" "$SCRIPTS/quantize_minilm_onnx.py" --model-dir "$MODEL_DIR" --onnx "$ONNX" \

@@ -11,11 +11,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use arrow_array::RecordBatch;
 use crag_core::{ChunkId, ScoredId};
 use crag_ports::{PortError, PortResult};
-use futures::TryStreamExt;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use crate::error::map_lance_error;
 use crate::{schema, score_of, LanceVectorIndex};
@@ -106,17 +103,10 @@ impl LanceVectorIndex {
             self.flat.store(None);
             return Ok(None);
         }
-        const MESSAGE: &str = "failed to read the vectors into memory";
-        let batches: Vec<RecordBatch> = self
-            .table
-            .query()
-            .select(Select::columns(&[schema::CHUNK_ID, schema::VECTOR]))
-            .execute()
-            .await
-            .map_err(map_lance_error(MESSAGE))?
-            .try_collect()
-            .await
-            .map_err(map_lance_error(MESSAGE))?;
+        let columns = [schema::CHUNK_ID, schema::VECTOR];
+        let batches = self
+            .scan_columns(&columns, "failed to read the vectors into memory")
+            .await?;
         let mut read = Vec::with_capacity(rows);
         for batch in &batches {
             read.extend(schema::read_vectors(batch)?);

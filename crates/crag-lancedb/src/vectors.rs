@@ -46,20 +46,32 @@ impl LanceVectorIndex {
         Ok(ordered)
     }
 
+    /// Every row's `columns`, in storage order; `message` names the failure.
+    pub(crate) async fn scan_columns(
+        &self,
+        columns: &[&str],
+        message: &'static str,
+    ) -> PortResult<Vec<RecordBatch>> {
+        self.table
+            .query()
+            .select(Select::columns(columns))
+            .execute()
+            .await
+            .map_err(map_lance_error(message))?
+            .try_collect()
+            .await
+            .map_err(map_lance_error(message))
+    }
+
     /// Every stored document with its number of rows and the content hash of its first chunk
     /// by id, by document id: one scan of three small columns.
     pub(crate) async fn read_documents(&self) -> PortResult<Vec<DocumentEntry>> {
-        const MESSAGE: &str = "failed to list vector index documents";
-        let batches: Vec<RecordBatch> = self
-            .table
-            .query()
-            .select(Select::columns(schema::DOCUMENT_COLUMNS))
-            .execute()
-            .await
-            .map_err(map_lance_error(MESSAGE))?
-            .try_collect()
-            .await
-            .map_err(map_lance_error(MESSAGE))?;
+        let batches = self
+            .scan_columns(
+                schema::DOCUMENT_COLUMNS,
+                "failed to list vector index documents",
+            )
+            .await?;
         let mut entries = DocumentEntries::default();
         for batch in &batches {
             for (document, chunk, hash) in schema::read_document_rows(batch)? {
