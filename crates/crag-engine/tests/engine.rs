@@ -350,6 +350,53 @@ async fn vector_only_hits_are_read_from_the_catalogue_and_orphans_dropped() {
     assert_eq!(ranks, (1..=docs.len()).collect::<Vec<_>>());
 }
 
+#[tokio::test]
+async fn vector_hits_are_read_from_the_vector_index_when_the_catalogue_cannot_be_read() {
+    use crag_ports::Embedder;
+    let f = fixture();
+    let docs = crag_ports::testsuite::sample_chunks();
+    let texts: Vec<String> = docs.iter().map(|c| c.text.clone()).collect();
+    let vectors = f.embedder.embed(&texts).await.unwrap();
+    let records: Vec<_> = docs
+        .iter()
+        .cloned()
+        .zip(vectors)
+        .map(|(chunk, vector)| crag_ports::EmbeddedChunk { chunk, vector })
+        .collect();
+    f.vectors.upsert(&records).await.unwrap();
+    f.keywords.upsert(&docs).await.unwrap();
+    let query = Query::new("bread oven crust").unwrap();
+    let top = TopK::new(10).unwrap();
+    let healthy = f.engine.retrieve(&query, top).await.unwrap();
+
+    f.keywords.fail_reads(true);
+    let r = f.engine.retrieve(&query, top).await.unwrap();
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("read from the vector index")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        r.hits.iter().any(|h| h.keyword.is_none()),
+        "vector-only hits are kept"
+    );
+    let ids = |hits: &[crag_core::FusedHit]| -> Vec<String> {
+        hits.iter()
+            .map(|h| h.chunk.id.as_str().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        ids(&r.hits),
+        ids(&healthy.hits),
+        "the same ranking either way"
+    );
+    for h in &r.hits {
+        assert!(docs.contains(&h.chunk), "each hit carries its chunk");
+    }
+}
+
 #[test]
 fn mismatched_dimensions_are_rejected() {
     let embedder = Arc::new(HashEmbedder::new(64));

@@ -53,6 +53,16 @@ fn best_first(hits: &mut Vec<ScoredChunk>, k: usize) {
 #[derive(Debug, Default)]
 pub struct InMemoryKeywordIndex {
     chunks: Mutex<BTreeMap<String, Chunk>>,
+    /// When set, reading chunks by id (`get`, `contains`) fails as unavailable.
+    fail_reads: AtomicBool,
+}
+
+impl InMemoryKeywordIndex {
+    /// Makes reads of chunks by id (`get`, and `contains` through it) fail as unavailable,
+    /// or work again: a keyword index down after its search answered.
+    pub fn fail_reads(&self, on: bool) {
+        self.fail_reads.store(on, Ordering::SeqCst);
+    }
 }
 
 #[async_trait]
@@ -117,6 +127,12 @@ impl KeywordIndex for InMemoryKeywordIndex {
     }
 
     async fn get(&self, ids: &[crag_core::ChunkId]) -> PortResult<Vec<Chunk>> {
+        if self.fail_reads.load(Ordering::SeqCst) {
+            return Err(PortError::new(
+                crate::ErrorKind::Unavailable,
+                "keyword index reads are switched off",
+            ));
+        }
         let map = lock(&self.chunks);
         Ok(ids
             .iter()

@@ -96,6 +96,10 @@ impl Engine {
                     // The keyword index could not give the vector hits' chunks: read them
                     // from the vector index, as a filtered query does.
                     tracing::warn!(%error, "reading vector hits from the keyword index failed");
+                    warnings.push(format!(
+                        "reading vector hits from the keyword index failed ({error}); \
+                         read from the vector index"
+                    ));
                     let vector = match &query_vector {
                         Some(q) => self.vectors.nearest(q, depth).await?,
                         None => Vec::new(),
