@@ -101,7 +101,12 @@ impl Engine {
                          read from the vector index"
                     ));
                     let vector = match &query_vector {
-                        Some(q) => self.vectors.nearest(q, depth).await?,
+                        Some(q) => self.vectors.nearest(q, depth).await.unwrap_or_else(|e| {
+                            // Both indexes failed in turn: the keyword leg's hits still answer.
+                            tracing::warn!(error = %e, "vector leg failed");
+                            warnings.push(format!("vector leg failed: {e}"));
+                            Vec::new()
+                        }),
                         None => Vec::new(),
                     };
                     self.fuse_chunks(keyword, vector, filter, top_k.get())
