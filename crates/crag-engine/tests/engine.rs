@@ -272,15 +272,11 @@ async fn retrieval_keeps_per_leg_ranks_and_normalised_scores() {
     );
 }
 
-#[tokio::test]
-async fn vector_only_hits_are_read_from_the_catalogue_and_orphans_dropped() {
+/// Writes `chunks` to both indexes and `orphans` to the vector index alone (a write that
+/// stopped between the two), each embedded from its text.
+async fn store(f: &Fixture, chunks: &[crag_core::Chunk], orphans: &[crag_core::Chunk]) {
     use crag_ports::Embedder;
-    let f = fixture();
-    let docs = crag_ports::testsuite::sample_chunks();
-    // An orphan: a vector whose keyword write never happened (an interrupted ingestion),
-    // the nearest of all to the query.
-    let orphan = crag_ports::testsuite::chunk("orphan.md", 0, "Bread", "bread oven crust");
-    let all: Vec<_> = docs.iter().chain([&orphan]).cloned().collect();
+    let all: Vec<_> = chunks.iter().chain(orphans).cloned().collect();
     let texts: Vec<String> = all.iter().map(|c| c.text.clone()).collect();
     let vectors = f.embedder.embed(&texts).await.unwrap();
     let records: Vec<_> = all
@@ -289,7 +285,18 @@ async fn vector_only_hits_are_read_from_the_catalogue_and_orphans_dropped() {
         .map(|(chunk, vector)| crag_ports::EmbeddedChunk { chunk, vector })
         .collect();
     f.vectors.upsert(&records).await.unwrap();
-    f.keywords.upsert(&docs).await.unwrap();
+    f.keywords.upsert(chunks).await.unwrap();
+}
+
+#[tokio::test]
+async fn vector_only_hits_are_read_from_the_catalogue_and_orphans_dropped() {
+    use crag_ports::Embedder;
+    let f = fixture();
+    let docs = crag_ports::testsuite::sample_chunks();
+    // An orphan: a vector whose keyword write never happened (an interrupted ingestion),
+    // the nearest of all to the query.
+    let orphan = crag_ports::testsuite::chunk("orphan.md", 0, "Bread", "bread oven crust");
+    store(&f, &docs, std::slice::from_ref(&orphan)).await;
 
     let query = Query::new("bread oven crust").unwrap();
     let nearest = f
@@ -352,19 +359,9 @@ async fn vector_only_hits_are_read_from_the_catalogue_and_orphans_dropped() {
 
 #[tokio::test]
 async fn vector_hits_are_read_from_the_vector_index_when_the_catalogue_cannot_be_read() {
-    use crag_ports::Embedder;
     let f = fixture();
     let docs = crag_ports::testsuite::sample_chunks();
-    let texts: Vec<String> = docs.iter().map(|c| c.text.clone()).collect();
-    let vectors = f.embedder.embed(&texts).await.unwrap();
-    let records: Vec<_> = docs
-        .iter()
-        .cloned()
-        .zip(vectors)
-        .map(|(chunk, vector)| crag_ports::EmbeddedChunk { chunk, vector })
-        .collect();
-    f.vectors.upsert(&records).await.unwrap();
-    f.keywords.upsert(&docs).await.unwrap();
+    store(&f, &docs, &[]).await;
     let query = Query::new("bread oven crust").unwrap();
     let top = TopK::new(10).unwrap();
     let healthy = f.engine.retrieve(&query, top).await.unwrap();

@@ -18,21 +18,16 @@ impl LanceVectorIndex {
         vector: &[f32],
         limit: usize,
     ) -> PortResult<Vec<ScoredChunk>> {
-        let mut hits = Vec::with_capacity(limit);
-        for batch in &self
-            .search_batches(vector, limit, schema::SEARCH_COLUMNS)
-            .await?
-        {
-            hits.extend(
-                schema::read_rows(batch)?
-                    .into_iter()
-                    .map(|(chunk, distance)| ScoredChunk {
-                        chunk,
-                        score: score_of(distance),
-                    }),
-            );
-        }
-        Ok(hits)
+        self.search_rows(vector, limit, schema::SEARCH_COLUMNS, |batch| {
+            Ok(schema::read_rows(batch)?
+                .into_iter()
+                .map(|(chunk, distance)| ScoredChunk {
+                    chunk,
+                    score: score_of(distance),
+                })
+                .collect())
+        })
+        .await
     }
 
     /// [`LanceVectorIndex::search`] reading the chunk ids alone.
@@ -41,19 +36,30 @@ impl LanceVectorIndex {
         vector: &[f32],
         limit: usize,
     ) -> PortResult<Vec<ScoredId>> {
+        self.search_rows(vector, limit, schema::ID_COLUMNS, |batch| {
+            Ok(schema::read_ids(batch)?
+                .into_iter()
+                .map(|(id, distance)| ScoredId {
+                    id,
+                    score: score_of(distance),
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// A flat or indexed cosine search of up to `limit` rows, `columns` read, each batch's
+    /// rows made into hits by `read`.
+    async fn search_rows<T>(
+        &self,
+        vector: &[f32],
+        limit: usize,
+        columns: &[&str],
+        read: impl Fn(&RecordBatch) -> PortResult<Vec<T>>,
+    ) -> PortResult<Vec<T>> {
         let mut hits = Vec::with_capacity(limit);
-        for batch in &self
-            .search_batches(vector, limit, schema::ID_COLUMNS)
-            .await?
-        {
-            hits.extend(
-                schema::read_ids(batch)?
-                    .into_iter()
-                    .map(|(id, distance)| ScoredId {
-                        id,
-                        score: score_of(distance),
-                    }),
-            );
+        for batch in &self.search_batches(vector, limit, columns).await? {
+            hits.extend(read(batch)?);
         }
         Ok(hits)
     }
