@@ -40,21 +40,22 @@ pub struct IngestArgs {
     /// Files larger than this many bytes are skipped.
     #[arg(long, default_value_t = DEFAULT_MAX_FILE_BYTES)]
     max_file_bytes: u64,
-    /// Tokens per chunk.
-    #[arg(long, default_value_t = ChunkingConfig::default().chunk_tokens)]
-    chunk_tokens: usize,
-    /// Tokens shared by consecutive chunks.
-    #[arg(long, default_value_t = ChunkingConfig::default().overlap_tokens)]
-    overlap_tokens: usize,
+    /// Tokens per chunk (default: `[chunking] chunk_tokens`, 224).
+    #[arg(long)]
+    chunk_tokens: Option<usize>,
+    /// Tokens shared by consecutive chunks (default: `[chunking] overlap_tokens`, 32).
+    #[arg(long)]
+    overlap_tokens: Option<usize>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
 }
 
 pub async fn ingest(ctx: &Context, args: IngestArgs) -> Result<()> {
+    let configured = ctx.config.chunking;
     let chunking = ChunkingConfig {
-        chunk_tokens: args.chunk_tokens,
-        overlap_tokens: args.overlap_tokens,
+        chunk_tokens: args.chunk_tokens.unwrap_or(configured.chunk_tokens),
+        overlap_tokens: args.overlap_tokens.unwrap_or(configured.overlap_tokens),
     };
     chunking.validate()?;
     let path = args.path.clone();

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use crag_engine::{
-    CgragConfig, CodeConfig, CragConfig, EngineConfig, Fusion, GraphConfig, DEFAULT_KEYWORD_WEIGHT,
+    CgragConfig, ChunkingConfig, CodeConfig, CragConfig, EngineConfig, Fusion, GraphConfig,
+    DEFAULT_KEYWORD_WEIGHT,
 };
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +40,8 @@ pub struct Config {
     pub assets_dir: Option<PathBuf>,
     /// JSON synonym table `{"term": ["synonym", ...]}`; default: the seed's table.
     pub synonyms_file: Option<PathBuf>,
+    /// How ingested documents are cut into chunks.
+    pub chunking: ChunkingConfig,
     /// Hybrid retrieval tunables.
     pub retrieval: RetrievalSection,
     /// The sentence embedder: model precision, threads.
@@ -79,6 +82,7 @@ impl Default for Config {
             vectors_uri: None,
             assets_dir: None,
             synonyms_file: None,
+            chunking: ChunkingConfig::default(),
             retrieval: RetrievalSection::default(),
             embedder: EmbedderSection::default(),
             vector_index: VectorIndexSection::default(),
@@ -142,6 +146,9 @@ impl Config {
         if self.data_dir.as_os_str().is_empty() && self.vectors_uri.is_none() {
             bail!("data_dir must not be empty");
         }
+        self.chunking
+            .validate()
+            .map_err(|e| anyhow!("chunking: {e}"))?;
         self.retrieval.validate()?;
         self.embedder.validate()?;
         self.vector_index.validate()?;
@@ -169,9 +176,10 @@ impl Config {
         self.auth.resolve(var.as_deref())
     }
 
-    /// The engine tunables of `[retrieval]` (chunking stays the ingest command's).
+    /// The engine tunables of `[chunking]`, `[retrieval]`, `[code]` and `[knowledge_graph]`.
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
+            chunking: self.chunking,
             leg_depth: self.retrieval.leg_depth,
             fusion: self.retrieval.fusion(),
             rrf_k: self.retrieval.rrf_k,

@@ -374,3 +374,31 @@ fn the_memory_scan_is_configurable() {
     let off = Config::parse("[vector_index]\nmemory_scan_rows = 0\n").unwrap();
     assert_eq!(off.vector_index.memory_scan_rows, 0);
 }
+
+#[test]
+fn chunking_is_configured_and_checked() {
+    let c = Config::load(
+        None,
+        vars(&[
+            ("CRAG_CHUNKING__CHUNK_TOKENS", "400"),
+            ("CRAG_CHUNKING__OVERLAP_TOKENS", "0"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(c.engine_config().chunking.chunk_tokens, 400);
+    assert_eq!(c.engine_config().chunking.overlap_tokens, 0);
+    assert_eq!(
+        Config::default().engine_config().chunking,
+        crag_engine::ChunkingConfig::default()
+    );
+    let err = Config::parse("[chunking]\nchunk_tokens = 16\noverlap_tokens = 16\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("overlap_tokens (16) must be smaller"),
+        "{err:#}"
+    );
+    let err = Config::parse("[chunking]\nchunk_tokens = 0\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("chunk_tokens must be at least 1"),
+        "{err:#}"
+    );
+}

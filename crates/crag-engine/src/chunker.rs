@@ -2,10 +2,13 @@ use std::ops::Range;
 
 use crag_core::{Chunk, ChunkId, Document, Span};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{EngineError, Result};
 
-/// How documents are cut into chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How documents are cut into chunks (`[chunking]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ChunkingConfig {
     /// Tokens per chunk (model tokens, special tokens excluded).
     pub chunk_tokens: usize,
