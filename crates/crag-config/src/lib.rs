@@ -186,7 +186,6 @@ impl Config {
             code: self.code,
             query_cache_entries: self.retrieval.query_cache_entries,
             graph: self.knowledge_graph,
-            ..EngineConfig::default()
         }
     }
 
