@@ -302,14 +302,15 @@ impl Engine {
         Ok(self.keywords.search(query.as_str(), top_k.get()).await?)
     }
 
-    /// Returns the vector leg alone, best first.
+    /// Returns the vector leg alone, best first: ids and scores from the vector index, the
+    /// chunks from the keyword catalogue (see [`Engine::nearest_catalogued`]).
     pub async fn retrieve_vector(&self, query: &Query, top_k: TopK) -> Result<Vec<ScoredChunk>> {
         let vector = self
             .query_vectors
             .embed(self.embedder.as_ref(), query.as_str())
             .await?
             .ok_or_else(|| EngineError::InvalidInput("no query embedding".into()))?;
-        Ok(self.vectors.nearest(&vector, top_k.get()).await?)
+        self.nearest_catalogued(&vector, top_k.get()).await
     }
 
     /// Deletes a document's chunks from both indexes; `false` when no such document is

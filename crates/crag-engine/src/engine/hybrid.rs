@@ -12,6 +12,9 @@ use crate::code;
 use crate::error::Result;
 use crate::fusion::{fuse, fuse_ids};
 
+/// How far the vector-only search widens past `k` to replace hits outside the catalogue.
+const ORPHAN_WIDENING: usize = 8;
+
 /// What the vector leg returned.
 enum VectorHits {
     /// Ids and scores: the chunks are read after fusion, for the hits kept.
@@ -135,6 +138,52 @@ impl Engine {
             vector_floor,
             query_vector,
         })
+    }
+
+    /// The `k` catalogued chunks nearest to `vector`, best first: ids and scores from the
+    /// vector index, the chunks read in one call to the keyword index (the catalogue of what
+    /// is fully ingested; an id it does not hold is skipped and the search widened). If that
+    /// read fails, the chunks come from the vector index, as before the catalogue read.
+    pub(crate) async fn nearest_catalogued(
+        &self,
+        vector: &[f32],
+        k: usize,
+    ) -> Result<Vec<ScoredChunk>> {
+        let mut asked = k;
+        loop {
+            let ids = self.vectors.nearest_ids(vector, asked).await?;
+            let wanted: Vec<ChunkId> = ids.iter().map(|h| h.id.clone()).collect();
+            let mut read: HashMap<ChunkId, Chunk> = match self.keywords.get(&wanted).await {
+                Ok(chunks) => chunks.into_iter().map(|c| (c.id.clone(), c)).collect(),
+                Err(error) => {
+                    tracing::warn!(%error, "reading vector hits from the keyword index failed");
+                    return Ok(self.vectors.nearest(vector, k).await?);
+                }
+            };
+            let exhausted = ids.len() < asked;
+            let orphans = ids.len() - read.len();
+            let hits: Vec<ScoredChunk> = ids
+                .into_iter()
+                .filter_map(|h| {
+                    let chunk = read.remove(&h.id)?;
+                    Some(ScoredChunk {
+                        chunk,
+                        score: h.score,
+                    })
+                })
+                .take(k)
+                .collect();
+            if orphans == 0 || hits.len() == k || exhausted || asked >= k * ORPHAN_WIDENING {
+                if orphans > 0 {
+                    tracing::warn!(
+                        dropped = orphans,
+                        "vector hits outside the keyword catalogue dropped (run reconcile)"
+                    );
+                }
+                return Ok(hits);
+            }
+            asked = asked.saturating_mul(2);
+        }
     }
 
     /// Fuses the keyword hits with the vector leg's ids and reads the chunks of the fused hits
