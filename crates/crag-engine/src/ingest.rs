@@ -108,6 +108,27 @@ pub(crate) struct Ingestor {
     pub(crate) code: CodeConfig,
 }
 
+/// A batch of documents chunked and embedded, ready to be written.
+struct Prepared {
+    ids: Vec<DocumentId>,
+    kinds: Vec<(DocumentId, crag_core::ChunkKind)>,
+    /// Documents of the batch already stored (their old chunks are replaced).
+    replaced: Vec<DocumentId>,
+    chunks: Vec<Chunk>,
+    symbols: Vec<(DocumentId, FileSymbols)>,
+    records: Vec<EmbeddedChunk>,
+    /// Chunks embedded (the others reuse their stored vectors).
+    embedded: usize,
+}
+
+/// What writing one batch did.
+struct Written {
+    documents: usize,
+    syntax_files: usize,
+    chunks_embedded: usize,
+    chunks_written: usize,
+}
+
 /// The chunks of a batch of documents, and the symbols of its source files.
 struct Chunked {
     chunks: Vec<Chunk>,
@@ -194,67 +215,44 @@ impl Ingestor {
         }
 
         progress.start(to_index.len());
-        for batch in to_index.chunks(DOCUMENTS_PER_BATCH) {
-            let replaced: Vec<DocumentId> = batch
-                .iter()
-                .filter(|d| stored.contains_key(&d.id))
-                .map(|d| d.id.clone())
-                .collect();
-            let Chunked { chunks, symbols } = self.chunk_batch(batch.to_vec()).await?;
-            report.syntax_files += symbols.len();
-            let (records, embedded) = self.embed_reusing(&chunks, &replaced).await?;
-            report.chunks_embedded += embedded;
-            // The old vectors of a replaced document go; its old chunks stay in the catalogue
-            // until the keyword index replaces them in one commit below, so a failure in
-            // between keeps the old version listed and searchable (and `reconcile` rebuilds
-            // its vectors from it).
-            if !replaced.is_empty() {
-                self.vectors.delete_documents(&replaced).await?;
-            }
-            self.vectors.upsert(&records).await?;
-            // Symbols before keywords: the keyword index is the catalogue of what is done, so
-            // an interrupted run redoes a document whose symbols may be missing.
-            if let Some(index) = &self.symbols {
-                let with_symbols: HashSet<&DocumentId> = symbols.iter().map(|(d, _)| d).collect();
-                for (document, file) in &symbols {
-                    index.replace_document(document, file).await?;
+        // Two batches in flight: the next batch is chunked and embedded (CPU, on the blocking
+        // pool) while the previous one is written (LanceDB, Tantivy's commit). Writes stay in
+        // order, one batch at a time, so the catalogue rule below holds batch by batch.
+        let batches: Vec<&[Document]> = to_index.chunks(DOCUMENTS_PER_BATCH).collect();
+        let mut ready: Option<Prepared> = None;
+        for i in 0..=batches.len() {
+            let next = batches.get(i).copied();
+            let overlaps = match (&ready, next) {
+                (Some(p), Some(next)) => next.iter().any(|d| p.ids.contains(&d.id)),
+                _ => false,
+            };
+            let prepare = async {
+                match next {
+                    Some(batch) => self.prepare(batch, &stored).await.map(Some),
+                    None => Ok(None),
                 }
-                // A replaced source file that no longer parses loses its old symbols.
-                let replaced_code = batch.iter().filter(|d| {
-                    d.kind == crag_core::ChunkKind::Code
-                        && stored.contains_key(&d.id)
-                        && !with_symbols.contains(&d.id)
-                });
-                for document in replaced_code.map(|d| &d.id) {
-                    index
-                        .replace_document(document, &FileSymbols::default())
-                        .await?;
+            };
+            let write = async {
+                match ready.take() {
+                    Some(p) => self.write(p, &stored).await.map(Some),
+                    None => Ok(None),
                 }
+            };
+            let (prepared, written) = if overlaps {
+                // The same document twice in a row: its second version is prepared after
+                // the first is written (it may reuse the vectors just stored).
+                let written = write.await;
+                (prepare.await, written)
+            } else {
+                tokio::join!(prepare, write)
+            };
+            if let Some(w) = written? {
+                report.syntax_files += w.syntax_files;
+                report.chunks_embedded += w.chunks_embedded;
+                report.chunks_written += w.chunks_written;
+                progress.advance(w.documents, w.chunks_written);
             }
-            // Key terms before keywords too, for every document of the batch (a document new
-            // to the catalogue may have terms from an interrupted run).
-            if let Some(terms) = &self.terms {
-                let rows =
-                    crate::graph::chunk_terms(self.keywords.as_ref(), &chunks, &self.graph).await?;
-                let documents: Vec<DocumentId> = batch.iter().map(|d| d.id.clone()).collect();
-                terms.replace_documents(&documents, &rows).await?;
-            }
-            if let Err(error) = self.keywords.replace_documents(&replaced, &chunks).await {
-                // The batch is not in the catalogue: take back the vectors of its new
-                // documents so that no query meets them (best effort; `reconcile` removes
-                // whatever stays).
-                let added: Vec<DocumentId> = batch
-                    .iter()
-                    .filter(|d| !stored.contains_key(&d.id))
-                    .map(|d| d.id.clone())
-                    .collect();
-                if let Err(undo) = self.vectors.delete_documents(&added).await {
-                    tracing::warn!(error = %undo, "could not take back the vectors of a failed batch");
-                }
-                return Err(error.into());
-            }
-            report.chunks_written += chunks.len();
-            progress.advance(batch.len(), chunks.len());
+            ready = prepared?;
         }
         progress.finish();
         tidy_vectors(self.vectors.as_ref()).await;
@@ -269,6 +267,101 @@ impl Ingestor {
             "ingestion finished"
         );
         Ok(report)
+    }
+
+    /// Chunks and embeds one batch of documents to (re)index.
+    async fn prepare(
+        &self,
+        batch: &[Document],
+        stored: &HashMap<DocumentId, String>,
+    ) -> Result<Prepared> {
+        let replaced: Vec<DocumentId> = batch
+            .iter()
+            .filter(|d| stored.contains_key(&d.id))
+            .map(|d| d.id.clone())
+            .collect();
+        let Chunked { chunks, symbols } = self.chunk_batch(batch.to_vec()).await?;
+        let (records, embedded) = self.embed_reusing(&chunks, &replaced).await?;
+        Ok(Prepared {
+            ids: batch.iter().map(|d| d.id.clone()).collect(),
+            kinds: batch.iter().map(|d| (d.id.clone(), d.kind)).collect(),
+            replaced,
+            chunks,
+            symbols,
+            records,
+            embedded,
+        })
+    }
+
+    /// Writes one prepared batch: vectors, symbols and key terms, then the keyword index
+    /// (the catalogue) last.
+    async fn write(
+        &self,
+        prepared: Prepared,
+        stored: &HashMap<DocumentId, String>,
+    ) -> Result<Written> {
+        let Prepared {
+            ids,
+            kinds,
+            replaced,
+            chunks,
+            symbols,
+            records,
+            embedded,
+        } = prepared;
+        // The old vectors of a replaced document go; its old chunks stay in the catalogue
+        // until the keyword index replaces them in one commit below, so a failure in
+        // between keeps the old version listed and searchable (and `reconcile` rebuilds
+        // its vectors from it).
+        if !replaced.is_empty() {
+            self.vectors.delete_documents(&replaced).await?;
+        }
+        self.vectors.upsert(&records).await?;
+        // Symbols before keywords: the keyword index is the catalogue of what is done, so
+        // an interrupted run redoes a document whose symbols may be missing.
+        if let Some(index) = &self.symbols {
+            let with_symbols: HashSet<&DocumentId> = symbols.iter().map(|(d, _)| d).collect();
+            for (document, file) in &symbols {
+                index.replace_document(document, file).await?;
+            }
+            // A replaced source file that no longer parses loses its old symbols.
+            let replaced_code = kinds.iter().filter(|(id, kind)| {
+                *kind == crag_core::ChunkKind::Code
+                    && stored.contains_key(id)
+                    && !with_symbols.contains(id)
+            });
+            for (document, _) in replaced_code {
+                index
+                    .replace_document(document, &FileSymbols::default())
+                    .await?;
+            }
+        }
+        // Key terms before keywords too, for every document of the batch (a document new
+        // to the catalogue may have terms from an interrupted run).
+        if let Some(terms) = &self.terms {
+            let rows =
+                crate::graph::chunk_terms(self.keywords.as_ref(), &chunks, &self.graph).await?;
+            terms.replace_documents(&ids, &rows).await?;
+        }
+        if let Err(error) = self.keywords.replace_documents(&replaced, &chunks).await {
+            // The batch is not in the catalogue: take back the vectors of its new
+            // documents so that no query meets them (best effort; `reconcile` removes
+            // whatever stays).
+            let added: Vec<DocumentId> = ids
+                .into_iter()
+                .filter(|id| !stored.contains_key(id))
+                .collect();
+            if let Err(undo) = self.vectors.delete_documents(&added).await {
+                tracing::warn!(error = %undo, "could not take back the vectors of a failed batch");
+            }
+            return Err(error.into());
+        }
+        Ok(Written {
+            documents: ids.len(),
+            syntax_files: symbols.len(),
+            chunks_embedded: embedded,
+            chunks_written: chunks.len(),
+        })
     }
 
     /// Embeds `chunks`, reusing the stored vector of a chunk of a `replaced` document whose id

@@ -394,6 +394,150 @@ async fn vector_hits_are_read_from_the_vector_index_when_the_catalogue_cannot_be
     }
 }
 
+#[tokio::test]
+async fn the_vector_leg_alone_reads_the_catalogue_and_fills_in_for_orphans() {
+    let f = fixture();
+    let docs = crag_ports::testsuite::sample_chunks();
+    let orphans = [
+        crag_ports::testsuite::chunk("orphan.md", 0, "Bread", "bread oven crust"),
+        crag_ports::testsuite::chunk("orphan.md", 1, "Bread", "bread oven crust crumb"),
+    ];
+    store(&f, &docs, &orphans).await;
+    let query = Query::new("bread oven crust").unwrap();
+
+    // Two results asked, the two orphans nearest of all: the search widens past them.
+    let hits = f
+        .engine
+        .retrieve_vector(&query, TopK::new(2).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(hits
+        .iter()
+        .all(|h| h.chunk.document_id.as_str() != "orphan.md"));
+    let all = f
+        .engine
+        .retrieve_vector(&query, TopK::new(50).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(all.len(), docs.len(), "every catalogued chunk, no orphan");
+    assert_eq!(
+        all[..2]
+            .iter()
+            .map(|h| (h.chunk.clone(), h.score))
+            .collect::<Vec<_>>(),
+        hits.iter()
+            .map(|h| (h.chunk.clone(), h.score))
+            .collect::<Vec<_>>(),
+        "the same order and scores whatever k"
+    );
+    for h in &all {
+        assert!(docs.contains(&h.chunk), "each hit carries its stored chunk");
+    }
+    assert!(
+        all.windows(2).all(|w| w[0].score >= w[1].score),
+        "best first"
+    );
+
+    // The catalogue cannot be read: the vector index's chunks answer (orphans included).
+    f.keywords.fail_reads(true);
+    let fallback = f
+        .engine
+        .retrieve_vector(&query, TopK::new(2).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(fallback[0].chunk.document_id.as_str(), "orphan.md");
+}
+
+/// Counts the documents and chunks the ingestion reports as written.
+#[derive(Default)]
+struct Counted {
+    started: std::sync::atomic::AtomicUsize,
+    documents: std::sync::atomic::AtomicUsize,
+    chunks: std::sync::atomic::AtomicUsize,
+}
+
+impl crag_engine::IngestProgress for Counted {
+    fn start(&self, documents: usize) {
+        self.started
+            .store(documents, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn advance(&self, documents: usize, chunks: usize) {
+        self.documents
+            .fetch_add(documents, std::sync::atomic::Ordering::SeqCst);
+        self.chunks
+            .fetch_add(chunks, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn finish(&self) {}
+}
+
+#[tokio::test]
+async fn batches_embedded_while_the_previous_is_written_land_whole_and_in_order() {
+    use crag_core::{ChunkKind, Document, DocumentId};
+    let doc = |id: &str, text: &str| {
+        Document::new(
+            DocumentId::new(id).unwrap(),
+            format!("fixtures/{id}"),
+            "",
+            text,
+            ChunkKind::Prose,
+        )
+        .unwrap()
+    };
+    // 150 documents: three batches of up to 64, the first document of the second batch a
+    // second version of the last of the first (same id), which must win.
+    let mut docs: Vec<Document> = (0..150)
+        .map(|i| doc(&format!("d{i}"), &format!("note {i} about topic{i}")))
+        .collect();
+    docs[63] = doc("twice", "giraffe first version");
+    docs[64] = doc("twice", "zebra second version");
+    let f = fixture();
+    let progress = Counted::default();
+    let report = f
+        .engine
+        .ingest(docs, vec![], &crag_engine::Scope::None, &progress)
+        .await
+        .unwrap();
+    let load = |a: &std::sync::atomic::AtomicUsize| a.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(load(&progress.started), 150);
+    assert_eq!(load(&progress.documents), 150, "every batch reported once");
+    assert_eq!(load(&progress.chunks), report.chunks_written);
+    assert_eq!(report.chunks_embedded, report.chunks_written);
+
+    let stored = f.keywords.count().await.unwrap();
+    assert_eq!(
+        f.vectors.count().await.unwrap(),
+        stored,
+        "both indexes hold the same chunks"
+    );
+    assert_eq!(f.keywords.documents().await.unwrap().len(), 149);
+    let top = TopK::new(5).unwrap();
+    let zebra = f
+        .engine
+        .retrieve(&Query::new("zebra").unwrap(), top)
+        .await
+        .unwrap();
+    assert_eq!(zebra.hits[0].chunk.document_id.as_str(), "twice");
+    let giraffe = f
+        .engine
+        .retrieve(&Query::new("giraffe").unwrap(), top)
+        .await
+        .unwrap();
+    assert!(
+        giraffe
+            .hits
+            .iter()
+            .all(|h| !h.chunk.text.contains("giraffe")),
+        "the first version is gone from both indexes: {:?}",
+        giraffe.hits
+    );
+    for i in [0, 63 + 2, 149] {
+        let q = Query::new(format!("topic{i}")).unwrap();
+        let hits = f.engine.retrieve(&q, top).await.unwrap();
+        assert_eq!(hits.hits[0].chunk.document_id.as_str(), format!("d{i}"));
+    }
+}
+
 #[test]
 fn mismatched_dimensions_are_rejected() {
     let embedder = Arc::new(HashEmbedder::new(64));
