@@ -4,7 +4,8 @@
     python3 bench/peers/compare.py crag.json peer.json
 
 Per stage: nDCG@10 of both, their difference, p50 latency of both and the ratios crag/peer of
-p50 and p95 (above 1: crag is slower). Needs only the standard library.
+p50 and p95 (above 1: crag is slower); above it, documents ingested per second by both when
+both reports embedded their corpus. Needs only the standard library.
 """
 
 from __future__ import annotations
@@ -67,6 +68,26 @@ def table(crag: dict, peer: dict) -> str:
     return "\n".join(lines)
 
 
+def ingest(crag: dict, peer: dict) -> str:
+    """Returns the ingest comparison: documents/s of both (crag: chunk, embed, both indexes;
+    peer: embed + BM25 build), or why there is none."""
+    c = crag.get("ingest") or {}
+    docs, secs = c.get("documentsWritten"), c.get("elapsedSeconds")
+    b = peer.get("build") or {}
+    embed = b.get("embedSeconds") or 0.0
+    if not docs or not secs:
+        return "ingest: crag reused its index (nothing written), no comparison"
+    crag_rate = docs / secs
+    line = (f"ingest: crag {docs} documents ({c.get('chunksWritten')} chunks) in {secs:.1f} s, "
+            f"{crag_rate:.1f} docs/s")
+    if not embed:
+        return line + "; peer embeddings cached (run with PEER_FRESH_EMBEDDINGS=1), no comparison"
+    peer_secs = embed + (b.get("bm25Seconds") or 0.0)
+    peer_rate = peer["documents"] / peer_secs
+    return (line + f"; peer {peer['documents']} documents in {peer_secs:.1f} s, "
+            f"{peer_rate:.1f} docs/s; crag/peer {crag_rate / peer_rate:.2f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parses the arguments and prints the header and the table."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -80,6 +101,7 @@ def main(argv: list[str] | None = None) -> None:
           f"{peer.get('documents')} documents")
     if crag.get("queries") != peer.get("queries"):
         print("warning: the two reports cover different numbers of queries", file=sys.stderr)
+    print(ingest(crag, peer))
     print()
     print(table(crag, peer))
 

@@ -15,6 +15,8 @@
 #   CRAG_REPORT     an existing `crag eval --json` report: skip the crag run and use it
 #   PEER_OUT        where reports and logs go (default $HOME/.cache/crag/peer/<name>/run-<time>)
 #   CRAG_PEER_VENV  the peer's venv (see setup.sh)
+#   PEER_FRESH_EMBEDDINGS  1: the peer embeds its corpus again (a cache under PEER_OUT) instead
+#                   of reusing its cached embeddings, so its ingest time is measured
 # Reports stay outside the repository: SciFact is CC BY-NC and none of its data is committed.
 set -euo pipefail
 
@@ -59,9 +61,11 @@ else
     machine "crag end"
 fi
 
-echo "== peer: $PY $HERE/seed_stack.py $DATASET --json $OUT/peer.json" | tee "$OUT/peer.log" >&2
+peer=("$PY" "$HERE/seed_stack.py" "$DATASET" --json "$OUT/peer.json")
+if [[ "${PEER_FRESH_EMBEDDINGS:-0}" == 1 ]]; then peer+=(--cache-dir "$OUT/peer-cache"); fi
+echo "== peer: ${peer[*]}" | tee "$OUT/peer.log" >&2
 machine "peer start"
-"$PY" "$HERE/seed_stack.py" "$DATASET" --json "$OUT/peer.json" 2>&1 | tee -a "$OUT/peer.log" ||
+"${peer[@]}" 2>&1 | tee -a "$OUT/peer.log" ||
     die "seed_stack.py failed, see $OUT/peer.log"
 machine "peer end"
 
