@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each run")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds of one client first")
     parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument("--crag", action="store_true", help="use_crag: true (default false)")
+    parser.add_argument("--crag", action="store_true", help="useCrag: true (default false)")
     parser.add_argument("--token", help="bearer token, when [auth] is on")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
@@ -131,7 +131,7 @@ def main() -> None:
     headers = {"Content-Type": "application/json"}
     if args.token:
         headers["Authorization"] = f"Bearer {args.token}"
-    body_extra = {"top_k": args.top_k, "use_crag": args.crag}
+    body_extra = {"topK": args.top_k, "useCrag": args.crag}
     counts = [int(c) for c in args.clients.split(",") if c.strip()]
     if not counts or min(counts) < 1:
         sys.exit("load: --clients must list positive counts")
