@@ -210,14 +210,31 @@ impl Config {
 }
 
 /// `[embedder]`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedderSection {
     /// Which of the asset manifest's models embeds chunks and queries.
     pub precision: EmbedderPrecision,
-    /// Intra-op threads of each ONNX inference (0: ONNX Runtime's choice, one per core).
+    /// Intra-op threads of each ONNX session (0: one per core with one session, the cores
+    /// shared equally among several).
     pub threads: usize,
+    /// Sessions of the model: concurrent queries embed side by side on as many, and an
+    /// ingestion spreads its batches over them (each holds its own copy of the model).
+    pub sessions: usize,
 }
+
+impl Default for EmbedderSection {
+    fn default() -> Self {
+        Self {
+            precision: EmbedderPrecision::default(),
+            threads: 0,
+            sessions: 1,
+        }
+    }
+}
+
+/// Most `embedder.sessions`: each holds a copy of the model.
+pub const MAX_EMBEDDER_SESSIONS: usize = 64;
 
 /// `embedder.precision`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -240,6 +257,12 @@ impl EmbedderSection {
             bail!(
                 "embedder.threads must be at most {MAX_EMBEDDER_THREADS} (0: one per core), got {}",
                 self.threads
+            );
+        }
+        if !(1..=MAX_EMBEDDER_SESSIONS).contains(&self.sessions) {
+            bail!(
+                "embedder.sessions must be within 1..={MAX_EMBEDDER_SESSIONS}, got {}",
+                self.sessions
             );
         }
         Ok(())

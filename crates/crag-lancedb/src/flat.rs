@@ -72,6 +72,29 @@ impl LanceVectorIndex {
         Ok(Some(hits))
     }
 
+    /// Loads the in-memory copy of the current table version now, so that the next search
+    /// does not wait for it (at start, and after each [`VectorIndex::optimize`]). Returns the
+    /// rows copied, or `None` when memory scans are off or the table is too large.
+    ///
+    /// [`VectorIndex::optimize`]: crag_ports::VectorIndex::optimize
+    pub async fn warm(&self) -> PortResult<Option<usize>> {
+        if self.memory_scan_rows == 0 {
+            return Ok(None);
+        }
+        Ok(self.flat_matrix().await?.map(|m| m.ids.len()))
+    }
+
+    /// The rows of the in-memory copy when it holds the current table version, without
+    /// loading it.
+    pub async fn memory_rows(&self) -> PortResult<Option<usize>> {
+        let version = self
+            .table
+            .version()
+            .await
+            .map_err(map_lance_error("failed to read the vector table version"))?;
+        Ok(self.flat.current(version).map(|m| m.ids.len()))
+    }
+
     /// The stored vectors of `ids` from the in-memory copy, or `None` when there is none.
     pub(crate) async fn flat_vectors(
         &self,

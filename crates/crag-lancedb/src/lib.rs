@@ -376,7 +376,13 @@ impl VectorIndex for LanceVectorIndex {
 
     /// See [`LanceVectorIndex::tidy`].
     async fn optimize(&self) -> PortResult<()> {
-        self.tidy().await
+        self.tidy().await?;
+        // The writes moved the table's version: the copy is reloaded here rather than by the
+        // next search. A failure costs nothing but that search's wait.
+        if let Err(error) = self.warm().await {
+            tracing::warn!(%error, "vectors not copied into memory; the next search will try");
+        }
+        Ok(())
     }
 }
 

@@ -493,3 +493,50 @@ fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
     let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
     1.0 - dot / (na * nb)
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_memory_copy_is_loaded_by_warm_and_after_optimize_not_by_the_next_search() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let records = random_records(40, 3);
+    index.upsert(&records).await.expect("upsert");
+    assert_eq!(
+        index.memory_rows().await.expect("rows"),
+        None,
+        "stale after a write"
+    );
+    index.optimize().await.expect("optimize");
+    assert_eq!(
+        index.memory_rows().await.expect("rows"),
+        Some(40),
+        "reloaded by optimize"
+    );
+
+    index
+        .delete_documents(std::slice::from_ref(&records[0].chunk.document_id))
+        .await
+        .expect("delete");
+    assert_eq!(index.memory_rows().await.expect("rows"), None);
+    assert_eq!(
+        index.warm().await.expect("warm"),
+        Some(33),
+        "doc-0.md had seven chunks (notes 3 to 9)"
+    );
+    assert_eq!(index.memory_rows().await.expect("rows"), Some(33));
+
+    // Memory scans off, or a table over the limit: nothing is copied.
+    assert_eq!(
+        index.clone().with_memory_scan(0).warm().await.expect("off"),
+        None
+    );
+    // (Another handle: clones share their copy.)
+    assert_eq!(
+        open(&dir)
+            .await
+            .with_memory_scan(10)
+            .warm()
+            .await
+            .expect("large"),
+        None
+    );
+}

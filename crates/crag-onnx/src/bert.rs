@@ -2,7 +2,8 @@
 //! encodings, running the model, and moving the work off the async runtime.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crag_ports::{PortError, PortResult};
 use ndarray::{Array2, ArrayD};
@@ -43,41 +44,83 @@ pub(crate) fn truncating_at(tokenizer: &Tokenizer, max_length: usize) -> Result<
     Ok(truncating)
 }
 
+/// A batch's encoding indexes and what was made of its output.
+type BatchResult<T> = Result<(Vec<usize>, T)>;
+
 /// A loaded BERT-style ONNX model (inputs `input_ids`, `attention_mask`, `token_type_ids`) and
 /// the number of inputs it is given per call.
+///
+/// It holds one or more sessions of the model: a session runs one call at a time, so with
+/// several, concurrent callers (queries) run side by side, and the batches of one long call
+/// (ingest) are spread over them.
 pub(crate) struct BertModel {
-    session: Mutex<Session>,
+    sessions: Vec<Mutex<Session>>,
+    /// Where the next caller starts looking for a free session.
+    next: AtomicUsize,
     batch_size: usize,
 }
 
 impl BertModel {
-    /// Loads ONNX Runtime from `runtime_library` (once per process) and the model at `model`.
+    /// Loads ONNX Runtime from `runtime_library` (once per process) and `sessions` sessions of
+    /// the model at `model`.
     ///
-    /// `threads` is the number of intra-op threads; 0 lets ONNX Runtime decide.
+    /// `threads` is the number of intra-op threads of each session; 0 lets ONNX Runtime decide
+    /// with one session (a thread per core), and gives each of several sessions an equal share
+    /// of the cores.
     pub(crate) fn load(
         runtime_library: &Path,
         model: &Path,
         threads: usize,
         batch_size: usize,
+        sessions: usize,
     ) -> Result<Self> {
         let environment = ensure_runtime(runtime_library)?;
+        let sessions = sessions.max(1);
+        let threads = match threads {
+            0 if sessions > 1 => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (cores / sessions).max(1)
+            }
+            n => n,
+        };
         let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
-        let mut builder = Session::builder(environment)
-            .map_err(runtime)?
-            .with_optimization_level(GraphOptimizationLevel::Level3)
-            .map_err(|e| OnnxError::Runtime(e.to_string()))?;
-        if threads > 0 {
-            builder = builder
-                .with_intra_threads(threads)
+        let mut loaded = Vec::with_capacity(sessions);
+        for _ in 0..sessions {
+            let mut builder = Session::builder(environment)
+                .map_err(runtime)?
+                .with_optimization_level(GraphOptimizationLevel::Level3)
                 .map_err(|e| OnnxError::Runtime(e.to_string()))?;
+            if threads > 0 {
+                builder = builder
+                    .with_intra_threads(threads)
+                    .map_err(|e| OnnxError::Runtime(e.to_string()))?;
+            }
+            let session = builder.commit_from_file(model).map_err(|e| {
+                OnnxError::Runtime(format!("failed to load {}: {e}", model.display()))
+            })?;
+            loaded.push(Mutex::new(session));
         }
-        let session = builder
-            .commit_from_file(model)
-            .map_err(|e| OnnxError::Runtime(format!("failed to load {}: {e}", model.display())))?;
         Ok(Self {
-            session: Mutex::new(session),
+            sessions: loaded,
+            next: AtomicUsize::new(0),
             batch_size: batch_size.max(1),
         })
+    }
+
+    /// A free session, or when all are busy the one after the last caller's (waiting for it).
+    fn session(&self) -> MutexGuard<'_, Session> {
+        let n = self.sessions.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        for k in 0..n {
+            match self.sessions[(start + k) % n].try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(e)) => return e.into_inner(),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        self.sessions[start]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Returns the number of inputs per call.
@@ -86,22 +129,60 @@ impl BertModel {
     }
 
     /// Runs the model over `encodings` in batches of similar length (so padding, wasted
-    /// compute, stays small) and hands `each` the indexes of a batch's encodings, its inputs
-    /// and its output named `output`.
-    pub(crate) fn run_batches(
+    /// compute, stays small), hands `each` the indexes of a batch's encodings, its inputs and
+    /// its output named `output`, and returns what `each` made of every batch with the
+    /// batch's indexes. With several sessions the batches run on as many threads.
+    pub(crate) fn run_batches<T: Send>(
         &self,
         encodings: &[Encoding],
         output: &str,
-        mut each: impl FnMut(&[usize], &BertInputs, ArrayD<f32>) -> Result<()>,
-    ) -> Result<()> {
+        each: impl Fn(&[usize], &BertInputs, ArrayD<f32>) -> Result<T> + Sync,
+    ) -> Result<Vec<(Vec<usize>, T)>> {
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
-        for rows in order.chunks(self.batch_size) {
+        let batches: Vec<&[usize]> = order.chunks(self.batch_size).collect();
+        let run = |rows: &[usize]| -> BatchResult<T> {
             let inputs = BertInputs::new(encodings, rows);
-            let result = inputs.run(&self.session, output)?;
-            each(rows, &inputs, result)?;
+            let result = inputs.run(&mut self.session(), output)?;
+            Ok((rows.to_vec(), each(rows, &inputs, result)?))
+        };
+        let workers = self.sessions.len().min(batches.len());
+        if workers <= 1 {
+            return batches.into_iter().map(run).collect();
         }
-        Ok(())
+        // Each worker takes the next batch not yet taken; results keep the batch order.
+        let taken = AtomicUsize::new(0);
+        let mut results: Vec<(usize, BatchResult<T>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let b = taken.fetch_add(1, Ordering::Relaxed);
+                            let Some(rows) = batches.get(b) else { break };
+                            let result = run(rows);
+                            let failed = result.is_err();
+                            mine.push((b, result));
+                            if failed {
+                                // Stop the other workers too: the call fails anyway.
+                                taken.store(batches.len(), Ordering::Relaxed);
+                                break;
+                            }
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        results.sort_by_key(|(b, _)| *b);
+        results.into_iter().map(|(_, r)| r).collect()
     }
 }
 
@@ -146,16 +227,13 @@ impl BertInputs {
     }
 
     /// Runs `session` on these inputs and returns its output named `output`.
-    fn run(&self, session: &Mutex<Session>, output: &str) -> Result<ArrayD<f32>> {
+    fn run(&self, session: &mut Session, output: &str) -> Result<ArrayD<f32>> {
         let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
         let inputs = ort::inputs![
             "input_ids" => TensorRef::from_array_view(self.ids.view()).map_err(runtime)?,
             "attention_mask" => TensorRef::from_array_view(self.mask.view()).map_err(runtime)?,
             "token_type_ids" => TensorRef::from_array_view(self.types.view()).map_err(runtime)?,
         ];
-        let mut session = session
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let outputs = session.run(inputs).map_err(runtime)?;
         let value = outputs
             .get(output)

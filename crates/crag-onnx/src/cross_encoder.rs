@@ -104,6 +104,7 @@ impl OnnxCrossEncoder {
             &assets.model,
             config.threads,
             config.batch_size,
+            1,
         )?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -143,7 +144,8 @@ impl Inner {
         let pairs: Vec<(&str, &str)> = passages.iter().map(|p| (query, p.as_str())).collect();
         let encodings = self.encode(&pairs)?;
         let mut scores = vec![RerankScore::from_logit(0.0); passages.len()];
-        self.model
+        let batches = self
+            .model
             .run_batches(&encodings, "logits", |rows, _, logits| {
                 if logits.shape() != [rows.len(), 1] {
                     return Err(OnnxError::Runtime(format!(
@@ -152,11 +154,13 @@ impl Inner {
                         rows.len()
                     )));
                 }
-                for (&logit, &i) in logits.iter().zip(rows) {
-                    scores[i] = RerankScore::from_logit(logit);
-                }
-                Ok(())
+                Ok(logits.iter().copied().collect::<Vec<f32>>())
             })?;
+        for (rows, logits) in batches {
+            for (logit, i) in logits.into_iter().zip(rows) {
+                scores[i] = RerankScore::from_logit(logit);
+            }
+        }
         Ok(scores)
     }
 }

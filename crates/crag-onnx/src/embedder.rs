@@ -19,8 +19,12 @@ pub struct OnnxEmbedderConfig {
     pub model_id: String,
     /// Texts per inference call.
     pub batch_size: usize,
-    /// Intra-op threads of the ONNX session (0: ONNX Runtime decides).
+    /// Intra-op threads of each ONNX session (0: ONNX Runtime decides with one session, the
+    /// cores shared equally among several).
     pub threads: usize,
+    /// Sessions of the model: concurrent embeddings run side by side on as many, and the
+    /// batches of one call are spread over them.
+    pub sessions: usize,
 }
 
 impl OnnxEmbedderConfig {
@@ -31,6 +35,7 @@ impl OnnxEmbedderConfig {
             model_id: "all-MiniLM-L6-v2".to_owned(),
             batch_size: 32,
             threads: 0,
+            sessions: 1,
         }
     }
 
@@ -89,6 +94,7 @@ impl OnnxEmbedder {
             &assets.model,
             config.threads,
             config.batch_size,
+            config.sessions,
         )?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -111,13 +117,16 @@ impl Inner {
             .encode_batch(texts.iter().map(String::as_str).collect::<Vec<_>>(), true)
             .map_err(|e| OnnxError::Tokenizer(e.to_string()))?;
         let mut out = vec![Vec::new(); texts.len()];
-        self.model
-            .run_batches(&encodings, "last_hidden_state", |rows, inputs, hidden| {
-                for (pooled, &i) in self.pool(&hidden, inputs)?.into_iter().zip(rows) {
-                    out[i] = pooled;
-                }
-                Ok(())
-            })?;
+        let batches =
+            self.model
+                .run_batches(&encodings, "last_hidden_state", |_, inputs, hidden| {
+                    self.pool(&hidden, inputs)
+                })?;
+        for (rows, pooled) in batches {
+            for (vector, i) in pooled.into_iter().zip(rows) {
+                out[i] = vector;
+            }
+        }
         Ok(out)
     }
 

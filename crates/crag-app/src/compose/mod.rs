@@ -111,6 +111,9 @@ pub async fn open_indexes(
     .await?
     .with_ann(ann_policy(&config.vector_index))
     .with_memory_scan(config.vector_index.memory_scan_rows);
+    if let Err(error) = vectors.warm().await {
+        tracing::warn!(%error, "vectors not copied into memory at start; the first search will try");
+    }
     let symbols_path = data_dir.join(SYMBOLS_FILE);
     let symbols = SqliteSymbolIndex::open(&symbols_path)
         .await
@@ -142,6 +145,7 @@ pub fn embedder_config(section: &EmbedderSection, assets: &Path) -> Result<OnnxE
     let assets = EmbedderAssets::from_manifest_with(assets, precision)?;
     let mut config = OnnxEmbedderConfig::of(assets, precision);
     config.threads = section.threads;
+    config.sessions = section.sessions;
     Ok(config)
 }
 

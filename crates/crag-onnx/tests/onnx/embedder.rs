@@ -99,3 +99,35 @@ fn token_spans_are_byte_offsets_on_char_boundaries() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn several_sessions_embed_the_same_vectors_in_parallel() {
+    let precision = Precision::Int8;
+    let assets = EmbedderAssets::from_manifest_with(&default_assets_dir(), precision)
+        .unwrap_or_else(|e| panic!("assets unavailable: {e}"));
+    let mut config = OnnxEmbedderConfig::of(assets, precision);
+    config.sessions = 3;
+    let pooled = OnnxEmbedder::new(config).expect("load three sessions");
+    crag_ports::testsuite::embedder_suite(&pooled).await;
+    let one = embedder_of(precision);
+    // One text per call with int8: 40 calls spread over the three sessions, in any order.
+    let texts: Vec<String> = (0..40)
+        .map(|i| format!("note {i}: {}", "boundary layer ".repeat(i % 7 + 1)))
+        .collect();
+    let spread = pooled.embed(&texts).await.expect("embed over sessions");
+    let alone = one.embed(&texts).await.expect("embed with one session");
+    assert_eq!(spread.len(), texts.len());
+    for (i, (a, b)) in spread.iter().zip(&alone).enumerate() {
+        assert!(cosine(a, b) > 0.99999, "text {i}: {}", cosine(a, b));
+    }
+    // Concurrent callers share the sessions and each gets its own texts' vectors.
+    let calls = texts.iter().take(6).map(|t| {
+        let e = pooled.clone();
+        let t = t.clone();
+        tokio::spawn(async move { e.embed(&[t]).await.expect("concurrent embed") })
+    });
+    for (i, call) in calls.enumerate() {
+        let v = call.await.expect("task");
+        assert!(cosine(&v[0], &alone[i]) > 0.99999, "concurrent text {i}");
+    }
+}
