@@ -303,14 +303,14 @@ impl Engine {
     }
 
     /// Returns the vector leg alone, best first: ids and scores from the vector index, the
-    /// chunks from the keyword catalogue (see [`Engine::nearest_catalogued`]).
+    /// chunks from the keyword catalogue (orphans skipped, the search widened past them).
     pub async fn retrieve_vector(&self, query: &Query, top_k: TopK) -> Result<Vec<ScoredChunk>> {
         let vector = self
             .query_vectors
             .embed(self.embedder.as_ref(), query.as_str())
             .await?
             .ok_or_else(|| EngineError::InvalidInput("no query embedding".into()))?;
-        self.nearest_catalogued(&vector, top_k.get()).await
+        Ok(self.nearest_catalogued(&vector, top_k.get()).await?)
     }
 
     /// Deletes a document's chunks from both indexes; `false` when no such document is

@@ -19,7 +19,7 @@ const ORPHAN_WIDENING: usize = 8;
 enum VectorHits {
     /// Ids and scores: the chunks are read after fusion, for the hits kept.
     Ids(Vec<ScoredId>),
-    /// Whole chunks, which a filter reads before fusion.
+    /// Whole chunks (catalogued), which a filter reads before fusion.
     Chunks(Vec<ScoredChunk>),
 }
 
@@ -62,8 +62,9 @@ impl Engine {
                             .await
                             .map(VectorHits::Ids)
                     } else {
-                        self.vectors
-                            .nearest(&vector, depth)
+                        // A filter reads the chunks before fusion: ids from the vector index,
+                        // the chunks from the catalogue (orphans left out).
+                        self.nearest_catalogued(&vector, depth)
                             .await
                             .map(VectorHits::Chunks)
                     };
@@ -148,7 +149,7 @@ impl Engine {
         &self,
         vector: &[f32],
         k: usize,
-    ) -> Result<Vec<ScoredChunk>> {
+    ) -> PortResult<Vec<ScoredChunk>> {
         let mut asked = k;
         loop {
             let ids = self.vectors.nearest_ids(vector, asked).await?;
@@ -157,7 +158,7 @@ impl Engine {
                 Ok(chunks) => chunks.into_iter().map(|c| (c.id.clone(), c)).collect(),
                 Err(error) => {
                     tracing::warn!(%error, "reading vector hits from the keyword index failed");
-                    return Ok(self.vectors.nearest(vector, k).await?);
+                    return self.vectors.nearest(vector, k).await;
                 }
             };
             let exhausted = ids.len() < asked;
