@@ -149,6 +149,8 @@ impl Ingestor {
     ) -> Result<IngestReport> {
         let started = Instant::now();
         self.chunking.validate()?;
+        let documents_seen = documents.len();
+        let (documents, repeated) = last_of_each_id(documents);
         let stored: HashMap<DocumentId, String> = self
             .keywords
             .documents()
@@ -157,10 +159,11 @@ impl Ingestor {
             .map(|d| (d.id, d.content_hash))
             .collect();
         let mut report = IngestReport {
-            documents_seen: documents.len(),
+            documents_seen,
             skipped: skipped
                 .into_iter()
                 .map(|s| (s.path.display().to_string(), s.reason))
+                .chain(repeated)
                 .collect(),
             ..IngestReport::default()
         };
@@ -222,10 +225,6 @@ impl Ingestor {
         let mut ready: Option<Prepared> = None;
         for i in 0..=batches.len() {
             let next = batches.get(i).copied();
-            let overlaps = match (&ready, next) {
-                (Some(p), Some(next)) => next.iter().any(|d| p.ids.contains(&d.id)),
-                _ => false,
-            };
             let prepare = async {
                 match next {
                     Some(batch) => self.prepare(batch, &stored).await.map(Some),
@@ -238,14 +237,9 @@ impl Ingestor {
                     None => Ok(None),
                 }
             };
-            let (prepared, written) = if overlaps {
-                // The same document twice in a row: its second version is prepared after
-                // the first is written (it may reuse the vectors just stored).
-                let written = write.await;
-                (prepare.await, written)
-            } else {
-                tokio::join!(prepare, write)
-            };
+            // Ids are unique (see `last_of_each_id`), so the batch being prepared never reads
+            // what the one being written changes.
+            let (prepared, written) = tokio::join!(prepare, write);
             if let Some(w) = written? {
                 report.syntax_files += w.syntax_files;
                 report.chunks_embedded += w.chunks_embedded;
@@ -452,6 +446,34 @@ impl Ingestor {
         .await
         .map_err(|e| crag_ports::PortError::internal("chunking task failed", e))?
     }
+}
+
+/// Keeps the last document of each id, in the order of the first; the earlier ones are
+/// reported as skipped. Two versions of one document in one run would both count as new
+/// (the catalogue is read once), and chunks only the first had would stay in both indexes.
+fn last_of_each_id(documents: Vec<Document>) -> (Vec<Document>, Vec<(String, String)>) {
+    let mut position: HashMap<DocumentId, usize> = HashMap::new();
+    let mut kept: Vec<Document> = Vec::with_capacity(documents.len());
+    let mut repeated = Vec::new();
+    for doc in documents {
+        match position.get(&doc.id) {
+            Some(&at) => {
+                let earlier = std::mem::replace(&mut kept[at], doc);
+                repeated.push((
+                    earlier.source,
+                    format!(
+                        "document id {} given again later in this ingestion: the later one is kept",
+                        earlier.id.as_str()
+                    ),
+                ));
+            }
+            None => {
+                position.insert(doc.id.clone(), kept.len());
+                kept.push(doc);
+            }
+        }
+    }
+    (kept, repeated)
 }
 
 /// Returns what is embedded for a chunk: its title, then its text.

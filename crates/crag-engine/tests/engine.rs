@@ -472,7 +472,7 @@ impl crag_engine::IngestProgress for Counted {
 }
 
 #[tokio::test]
-async fn batches_embedded_while_the_previous_is_written_land_whole_and_in_order() {
+async fn batches_embedded_while_the_previous_is_written_land_whole_and_a_repeated_id_once() {
     use crag_core::{ChunkKind, Document, DocumentId};
     let doc = |id: &str, text: &str| {
         Document::new(
@@ -485,11 +485,12 @@ async fn batches_embedded_while_the_previous_is_written_land_whole_and_in_order(
         .unwrap()
     };
     // 150 documents: three batches of up to 64, the first document of the second batch a
-    // second version of the last of the first (same id), which must win.
+    // second version of the last of the first (same id), which must win and be the only one
+    // written (the first reported as skipped).
     let mut docs: Vec<Document> = (0..150)
         .map(|i| doc(&format!("d{i}"), &format!("note {i} about topic{i}")))
         .collect();
-    docs[63] = doc("twice", "giraffe first version");
+    docs[63] = doc("twice", &"giraffe first version ".repeat(8));
     docs[64] = doc("twice", "zebra second version");
     let f = fixture();
     let progress = Counted::default();
@@ -499,8 +500,16 @@ async fn batches_embedded_while_the_previous_is_written_land_whole_and_in_order(
         .await
         .unwrap();
     let load = |a: &std::sync::atomic::AtomicUsize| a.load(std::sync::atomic::Ordering::SeqCst);
-    assert_eq!(load(&progress.started), 150);
-    assert_eq!(load(&progress.documents), 150, "every batch reported once");
+    assert_eq!(report.documents_seen, 150);
+    assert_eq!(report.documents_added, 149);
+    assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
+    assert!(
+        report.skipped[0].1.contains("given again"),
+        "{:?}",
+        report.skipped
+    );
+    assert_eq!(load(&progress.started), 149);
+    assert_eq!(load(&progress.documents), 149, "every batch reported once");
     assert_eq!(load(&progress.chunks), report.chunks_written);
     assert_eq!(report.chunks_embedded, report.chunks_written);
 

@@ -87,12 +87,15 @@ impl LanceVectorIndex {
     /// The rows of the in-memory copy when it holds the current table version, without
     /// loading it.
     pub async fn memory_rows(&self) -> PortResult<Option<usize>> {
-        let version = self
-            .table
+        let version = self.table_version().await?;
+        Ok(self.flat.current(version).map(|m| m.ids.len()))
+    }
+
+    async fn table_version(&self) -> PortResult<u64> {
+        self.table
             .version()
             .await
-            .map_err(map_lance_error("failed to read the vector table version"))?;
-        Ok(self.flat.current(version).map(|m| m.ids.len()))
+            .map_err(map_lance_error("failed to read the vector table version"))
     }
 
     /// The stored vectors of `ids` from the in-memory copy, or `None` when there is none.
@@ -109,11 +112,7 @@ impl LanceVectorIndex {
     /// The copy of the current table version, loaded when missing or stale; `None` when the
     /// table is too large to copy.
     async fn flat_matrix(&self) -> PortResult<Option<Arc<Matrix>>> {
-        let version = self
-            .table
-            .version()
-            .await
-            .map_err(map_lance_error("failed to read the vector table version"))?;
+        let version = self.table_version().await?;
         if let Some(matrix) = self.flat.current(version) {
             return Ok(Some(matrix));
         }
