@@ -113,7 +113,11 @@ impl LanceVectorIndex {
     /// table is too large to copy.
     async fn flat_matrix(&self) -> PortResult<Option<Arc<Matrix>>> {
         let version = self.table_version().await?;
+        // Clones share the copy; each keeps to its own row limit.
         if let Some(matrix) = self.flat.current(version) {
+            if matrix.ids.len() > self.memory_scan_rows {
+                return Ok(None);
+            }
             return Ok(Some(matrix));
         }
         let rows = self

@@ -529,14 +529,19 @@ async fn the_memory_copy_is_loaded_by_warm_and_after_optimize_not_by_the_next_se
         index.clone().with_memory_scan(0).warm().await.expect("off"),
         None
     );
-    // (Another handle: clones share their copy.)
+    // A clone shares the copy but keeps to its own limit.
     assert_eq!(
-        open(&dir)
-            .await
+        index
+            .clone()
             .with_memory_scan(10)
             .warm()
             .await
             .expect("large"),
         None
+    );
+    assert_eq!(
+        index.memory_rows().await.expect("rows"),
+        Some(33),
+        "the first handle keeps its copy"
     );
 }
