@@ -110,8 +110,8 @@ pub(crate) struct Ingestor {
 
 /// A batch of documents chunked and embedded, ready to be written.
 struct Prepared {
-    ids: Vec<DocumentId>,
-    kinds: Vec<(DocumentId, crag_core::ChunkKind)>,
+    /// The batch's documents and their kinds.
+    documents: Vec<(DocumentId, crag_core::ChunkKind)>,
     /// Documents of the batch already stored (their old chunks are replaced).
     replaced: Vec<DocumentId>,
     chunks: Vec<Chunk>,
@@ -277,8 +277,7 @@ impl Ingestor {
         let Chunked { chunks, symbols } = self.chunk_batch(batch.to_vec()).await?;
         let (records, embedded) = self.embed_reusing(&chunks, &replaced).await?;
         Ok(Prepared {
-            ids: batch.iter().map(|d| d.id.clone()).collect(),
-            kinds: batch.iter().map(|d| (d.id.clone(), d.kind)).collect(),
+            documents: batch.iter().map(|d| (d.id.clone(), d.kind)).collect(),
             replaced,
             chunks,
             symbols,
@@ -295,8 +294,7 @@ impl Ingestor {
         stored: &HashMap<DocumentId, String>,
     ) -> Result<Written> {
         let Prepared {
-            ids,
-            kinds,
+            documents,
             replaced,
             chunks,
             symbols,
@@ -319,7 +317,7 @@ impl Ingestor {
                 index.replace_document(document, file).await?;
             }
             // A replaced source file that no longer parses loses its old symbols.
-            let replaced_code = kinds.iter().filter(|(id, kind)| {
+            let replaced_code = documents.iter().filter(|(id, kind)| {
                 *kind == crag_core::ChunkKind::Code
                     && stored.contains_key(id)
                     && !with_symbols.contains(id)
@@ -335,14 +333,16 @@ impl Ingestor {
         if let Some(terms) = &self.terms {
             let rows =
                 crate::graph::chunk_terms(self.keywords.as_ref(), &chunks, &self.graph).await?;
+            let ids: Vec<DocumentId> = documents.iter().map(|(id, _)| id.clone()).collect();
             terms.replace_documents(&ids, &rows).await?;
         }
         if let Err(error) = self.keywords.replace_documents(&replaced, &chunks).await {
             // The batch is not in the catalogue: take back the vectors of its new
             // documents so that no query meets them (best effort; `reconcile` removes
             // whatever stays).
-            let added: Vec<DocumentId> = ids
+            let added: Vec<DocumentId> = documents
                 .into_iter()
+                .map(|(id, _)| id)
                 .filter(|id| !stored.contains_key(id))
                 .collect();
             if let Err(undo) = self.vectors.delete_documents(&added).await {
@@ -351,7 +351,7 @@ impl Ingestor {
             return Err(error.into());
         }
         Ok(Written {
-            documents: ids.len(),
+            documents: documents.len(),
             syntax_files: symbols.len(),
             chunks_embedded: embedded,
             chunks_written: chunks.len(),

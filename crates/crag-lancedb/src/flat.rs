@@ -59,9 +59,6 @@ impl LanceVectorIndex {
         vector: &[f32],
         k: usize,
     ) -> PortResult<Option<Vec<ScoredId>>> {
-        if self.memory_scan_rows == 0 {
-            return Ok(None);
-        }
         let Some(matrix) = self.flat_matrix().await? else {
             return Ok(None);
         };
@@ -78,9 +75,6 @@ impl LanceVectorIndex {
     ///
     /// [`VectorIndex::optimize`]: crag_ports::VectorIndex::optimize
     pub async fn warm(&self) -> PortResult<Option<usize>> {
-        if self.memory_scan_rows == 0 {
-            return Ok(None);
-        }
         Ok(self.flat_matrix().await?.map(|m| m.ids.len()))
     }
 
@@ -103,15 +97,15 @@ impl LanceVectorIndex {
         &self,
         ids: &[ChunkId],
     ) -> PortResult<Option<Vec<(ChunkId, Vec<f32>)>>> {
-        if self.memory_scan_rows == 0 {
-            return Ok(None);
-        }
         Ok(self.flat_matrix().await?.map(|m| m.vectors(ids)))
     }
 
-    /// The copy of the current table version, loaded when missing or stale; `None` when the
-    /// table is too large to copy.
+    /// The copy of the current table version, loaded when missing or stale; `None` when
+    /// memory scans are off or the table is too large to copy.
     async fn flat_matrix(&self) -> PortResult<Option<Arc<Matrix>>> {
+        if self.memory_scan_rows == 0 {
+            return Ok(None);
+        }
         let version = self.table_version().await?;
         // Clones share the copy; each keeps to its own row limit.
         if let Some(matrix) = self.flat.current(version) {

@@ -98,7 +98,7 @@ impl Engine {
                 Ok(fused) => fused,
                 Err(error) => {
                     // The keyword index could not give the vector hits' chunks: read them
-                    // from the vector index, as a filtered query does.
+                    // from the vector index, keeping those its membership test lists.
                     tracing::warn!(%error, "reading vector hits from the keyword index failed");
                     warnings.push(format!(
                         "reading vector hits from the keyword index failed ({error}); \
@@ -113,6 +113,7 @@ impl Engine {
                         }),
                         None => Vec::new(),
                     };
+                    let vector = self.catalogued(&keyword, vector).await;
                     self.fuse_chunks(keyword, vector, filter, top_k.get())
                         .await?
                 }
@@ -158,7 +159,8 @@ impl Engine {
                 Ok(chunks) => chunks.into_iter().map(|c| (c.id.clone(), c)).collect(),
                 Err(error) => {
                     tracing::warn!(%error, "reading vector hits from the keyword index failed");
-                    return self.vectors.nearest(vector, k).await;
+                    let hits = self.vectors.nearest(vector, k).await?;
+                    return Ok(self.catalogued(&[], hits).await);
                 }
             };
             let exhausted = ids.len() < asked;
@@ -252,8 +254,8 @@ impl Engine {
         }
     }
 
-    /// Fuses two legs of whole chunks: the vector hits the catalogue lists, both legs
-    /// filtered. Returns the hits and the vector leg's lowest score.
+    /// Fuses two legs of whole chunks (vector hits already checked against the catalogue),
+    /// both legs filtered. Returns the hits and the vector leg's lowest score.
     async fn fuse_chunks(
         &self,
         keyword: Vec<ScoredChunk>,
@@ -261,7 +263,6 @@ impl Engine {
         filter: &ChunkFilter,
         top_k: usize,
     ) -> Result<(Vec<FusedHit>, Option<f32>)> {
-        let vector = self.catalogued(&keyword, vector).await;
         let (keyword, vector) = self.keep(keyword, vector, filter).await?;
         let floor = vector.iter().map(|h| h.score).reduce(f32::min);
         Ok((fuse(&keyword, &vector, self.config.fusion, top_k), floor))
