@@ -356,7 +356,16 @@ pub struct RetrievalSection {
     /// Embeddings of recent query texts kept, so a repeated query skips the embedder (0:
     /// none).
     pub query_cache_entries: u64,
+    /// BM25 term-frequency saturation of the keyword leg, >= 0.
+    pub bm25_k1: f32,
+    /// BM25 length normalisation of the keyword leg, in [0, 1].
+    pub bm25_b: f32,
 }
+
+/// Default `retrieval.bm25_k1`.
+pub const DEFAULT_BM25_K1: f32 = 1.2;
+/// Default `retrieval.bm25_b`.
+pub const DEFAULT_BM25_B: f32 = 0.75;
 
 /// `retrieval.fusion`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -381,6 +390,8 @@ impl Default for RetrievalSection {
             keyword_weight,
             rrf_k: engine.rrf_k,
             query_cache_entries: engine.query_cache_entries,
+            bm25_k1: DEFAULT_BM25_K1,
+            bm25_b: DEFAULT_BM25_B,
         }
     }
 }
@@ -405,6 +416,12 @@ impl RetrievalSection {
         }
         if !(0.0..=1.0).contains(&self.keyword_weight) {
             bail!("retrieval.keyword_weight must lie within [0, 1]");
+        }
+        if !self.bm25_k1.is_finite() || self.bm25_k1 < 0.0 {
+            bail!("retrieval.bm25_k1 must be a finite number >= 0");
+        }
+        if !(0.0..=1.0).contains(&self.bm25_b) {
+            bail!("retrieval.bm25_b must lie within [0, 1]");
         }
         Ok(())
     }

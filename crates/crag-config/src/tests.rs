@@ -302,6 +302,16 @@ fn the_fusion_is_configured_and_checked() {
         format!("{err:#}").contains("retrieval.keyword_weight"),
         "{err:#}"
     );
+
+    let bm25 = Config::parse("[retrieval]\nbm25_k1 = 0.9\nbm25_b = 0.4\n").unwrap();
+    assert_eq!((bm25.retrieval.bm25_k1, bm25.retrieval.bm25_b), (0.9, 0.4));
+    for (toml, key) in [
+        ("bm25_k1 = -0.5", "retrieval.bm25_k1"),
+        ("bm25_b = 1.5", "retrieval.bm25_b"),
+    ] {
+        let err = Config::parse(&format!("[retrieval]\n{toml}\n")).unwrap_err();
+        assert!(format!("{err:#}").contains(key), "{err:#}");
+    }
 }
 
 #[test]

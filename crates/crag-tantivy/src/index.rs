@@ -15,6 +15,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+use crate::bm25::Bm25;
 use crate::error::{io_error, port_error};
 use crate::schema::{analyzer, Fields, ANALYZER};
 
@@ -39,6 +40,7 @@ struct Inner {
     path: PathBuf,
     fields: Fields,
     analyzer: TextAnalyzer,
+    bm25: Bm25,
     reader: IndexReader,
     /// Tantivy allows one writer per index; writes are serialised through it.
     writer: Mutex<IndexWriter>,
@@ -58,8 +60,14 @@ impl TantivyKeywordIndex {
     /// Takes the index's writer lock until the value and its clones are dropped: a second
     /// open of the same directory, even from another process, fails as
     /// [`ErrorKind::Unavailable`]. An index written with another schema fails as
-    /// [`ErrorKind::Internal`]. Opening does blocking IO.
+    /// [`ErrorKind::Internal`]. Opening does blocking IO. Ranks with Tantivy's BM25
+    /// parameters ([`Bm25::TANTIVY`]).
     pub fn open(dir: &Path) -> PortResult<Self> {
+        Self::open_with(dir, Bm25::default())
+    }
+
+    /// [`open`](Self::open), ranking with the BM25 parameters `bm25`.
+    pub fn open_with(dir: &Path, bm25: Bm25) -> PortResult<Self> {
         const MESSAGE: &str = "failed to open keyword index";
         std::fs::create_dir_all(dir).map_err(io_error(MESSAGE))?;
         let directory = MmapDirectory::open(dir)
@@ -82,6 +90,7 @@ impl TantivyKeywordIndex {
                 path: dir.to_owned(),
                 fields,
                 analyzer,
+                bm25,
                 reader,
                 writer: Mutex::new(writer),
             }),
@@ -147,7 +156,11 @@ impl Inner {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        self.run_query(&BooleanQuery::new_multiterms_query(terms), k)
+        let clauses = terms
+            .into_iter()
+            .map(|term| (Occur::Should, self.bm25.term_query(term)))
+            .collect();
+        self.run_query(&BooleanQuery::new(clauses), k)
     }
 
     /// A weighted query of index terms: each term searched in title and body, its BM25
@@ -158,8 +171,8 @@ impl Inner {
             .filter(|t| t.weight.is_finite() && t.weight > 0.0 && !t.term.is_empty())
             .flat_map(|t| {
                 self.fields.field_terms(&t.term).map(|term| {
-                    let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                    let boosted: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(q), t.weight));
+                    let q = self.bm25.term_query(term);
+                    let boosted: Box<dyn Query> = Box::new(BoostQuery::new(q, t.weight));
                     (Occur::Should, boosted)
                 })
             })

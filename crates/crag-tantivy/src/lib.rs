@@ -8,8 +8,10 @@
 //! Tantivy work runs on Tokio's blocking pool; every call must come from a Tokio runtime.
 
 mod analysis;
+mod bm25;
 mod error;
 mod index;
 mod schema;
 
+pub use bm25::Bm25;
 pub use index::TantivyKeywordIndex;

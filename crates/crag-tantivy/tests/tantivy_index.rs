@@ -4,7 +4,7 @@
 use crag_core::{DocumentId, ScoredChunk};
 use crag_ports::testsuite::{chunk, keyword_index_suite, sample_chunks};
 use crag_ports::{ErrorKind, KeywordIndex};
-use crag_tantivy::TantivyKeywordIndex;
+use crag_tantivy::{Bm25, TantivyKeywordIndex};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use tempfile::TempDir;
@@ -119,6 +119,46 @@ async fn ties_are_broken_by_chunk_id_across_segments() {
     let all = index.search("lighthouses", 100).await.expect("search");
     assert_eq!(all.len(), 8);
     assert_eq!(all[..3], hits[..]);
+}
+
+#[tokio::test]
+async fn bm25_parameters_reach_the_ranking_of_both_kinds_of_query() {
+    let chunks = [
+        chunk("short", 0, "A", "lighthouse"),
+        chunk(
+            "long",
+            0,
+            "B",
+            "lighthouse keepers walk the long coastal path at night",
+        ),
+        chunk("other", 0, "C", "coastal path"),
+    ];
+    let rank = |bm25: Bm25| {
+        let chunks = chunks.clone();
+        async move {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let index = TantivyKeywordIndex::open_with(dir.path(), bm25).expect("open");
+            index.upsert(&chunks).await.expect("upsert");
+            let plain = index.search("lighthouse", 10).await.expect("search");
+            let term = crag_core::WeightedTerm {
+                term: index.analyze("lighthouse").remove(0),
+                weight: 2.0,
+            };
+            let weighted = index.search_terms(&[term], 10).await.expect("search terms");
+            let scores = |hits: &[ScoredChunk]| hits.iter().map(|h| h.score).collect::<Vec<_>>();
+            (ids(&plain).join(" "), scores(&plain), scores(&weighted))
+        }
+    };
+    // With length normalisation the short chunk wins; without it (b = 0) both match once
+    // and tie, broken by chunk id.
+    let (order, plain, weighted) = rank(Bm25::TANTIVY).await;
+    assert_eq!(order, "short#0 long#0");
+    assert!(plain[0] > plain[1]);
+    assert!((weighted[0] - 2.0 * plain[0]).abs() < 1e-4);
+    let (order, plain, weighted) = rank(Bm25::new(0.9, 0.0).unwrap()).await;
+    assert_eq!(order, "long#0 short#0");
+    assert_eq!(plain[0], plain[1]);
+    assert!((weighted[0] - 2.0 * plain[0]).abs() < 1e-4);
 }
 
 #[tokio::test]

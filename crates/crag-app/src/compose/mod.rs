@@ -19,7 +19,7 @@ use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderCo
 use crag_ports::{GapDetector, KeywordIndex, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
 use crag_symbols::{SqliteSymbolIndex, SqliteTermGraph};
-use crag_tantivy::TantivyKeywordIndex;
+use crag_tantivy::{Bm25, TantivyKeywordIndex};
 
 pub use registry::{evaluator, language_model, reranker, web_search};
 
@@ -99,7 +99,9 @@ pub async fn open_indexes(
     let dimension = crag_ports::Embedder::dimension(&embedder);
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
-    let keywords = TantivyKeywordIndex::open(&data_dir.join("keyword"))?;
+    let bm25 = Bm25::new(config.retrieval.bm25_k1, config.retrieval.bm25_b)
+        .map_err(|message| anyhow::anyhow!("retrieval: {message}"))?;
+    let keywords = TantivyKeywordIndex::open_with(&data_dir.join("keyword"), bm25)?;
     let stored = keywords.count().await?;
     check_embedding_model(data_dir, &model_id, stored)?;
     let vectors = LanceVectorIndex::open_with(
