@@ -112,7 +112,8 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// The query itself, plus its parts for multi-step questions, fused by RRF.
+    /// The query itself, plus its parts for multi-step questions, fused by RRF (the query
+    /// weighing as much as its parts together).
     async fn retrieve_routed(
         &mut self,
         route: &RoutingDecision,
@@ -156,7 +157,10 @@ impl<'a> Run<'a> {
                     .push(format!("sub-query `{}` failed: {e}", q.as_str())),
             }
         }
-        let weights = vec![1.0; lists.len()];
+        // The question as asked weighs as much as all its parts together (the rule of every
+        // expansion: the original list weighs at least as much as what is added to it).
+        let mut weights = vec![1.0; lists.len()];
+        weights[0] = (lists.len() - 1).max(1) as f32;
         let fused = fuse_weighted(
             &lists,
             &weights,
