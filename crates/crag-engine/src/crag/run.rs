@@ -157,10 +157,7 @@ impl<'a> Run<'a> {
                     .push(format!("sub-query `{}` failed: {e}", q.as_str())),
             }
         }
-        // The question as asked weighs as much as all its parts together (the rule of every
-        // expansion: the original list weighs at least as much as what is added to it).
-        let mut weights = vec![1.0; lists.len()];
-        weights[0] = (lists.len() - 1).max(1) as f32;
+        let weights = multi_step_weights(lists.len() - 1);
         let fused = fuse_weighted(
             &lists,
             &weights,
@@ -380,5 +377,32 @@ pub(crate) fn min_option(a: Option<f32>, b: Option<f32>) -> Option<f32> {
         (Some(x), Some(y)) => Some(x.min(y)),
         (x, None) => x,
         (None, y) => y,
+    }
+}
+
+/// Weights of a multi-step question's lists, its own first: the question as asked weighs as
+/// much as all its parts together (the rule of every expansion: the original list weighs at
+/// least as much as what is added to it), each part 1.
+fn multi_step_weights(parts: usize) -> Vec<f32> {
+    std::iter::once(parts.max(1) as f32)
+        .chain(std::iter::repeat_n(1.0, parts))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_multi_step_question_outweighs_each_of_its_parts() {
+        assert_eq!(multi_step_weights(0), [1.0]);
+        assert_eq!(multi_step_weights(3), [3.0, 1.0, 1.0, 1.0]);
+        // "q" is first for the question and absent from the parts; "a" is first in one part
+        // and second in another. Equal weights would put "a" first.
+        let lists = [vec!["q", "b"], vec!["a", "c"], vec!["d", "a"]];
+        let fused = fuse_weighted(&lists, &multi_step_weights(2), |s: &&str| *s, 60.0);
+        assert_eq!(fused[0].item, "q");
+        let equal = fuse_weighted(&lists, &[1.0; 3], |s: &&str| *s, 60.0);
+        assert_eq!(equal[0].item, "a");
     }
 }
