@@ -1040,6 +1040,57 @@ async fn a_multi_step_question_retrieves_each_part_and_fuses_them() {
 }
 
 #[tokio::test]
+async fn below_the_judged_head_a_multi_step_question_keeps_its_own_ranking() {
+    // Each part finds its own documents first; the question as a whole ranks them lower.
+    let docs: &[(&str, &str, &str)] = &[
+        (
+            "both.md",
+            "Rust and Python",
+            "compare rust ownership and python async patterns",
+        ),
+        ("own1.md", "Ownership", "rust ownership"),
+        ("own2.md", "Borrowing", "rust ownership ownership borrowing"),
+        ("own3.md", "Lifetimes", "ownership lifetimes ownership"),
+        ("py1.md", "Asyncio", "python async"),
+        (
+            "py2.md",
+            "Coroutines",
+            "async async patterns python coroutines",
+        ),
+        ("py3.md", "Event loops", "async patterns event loops"),
+        (
+            "cmp.md",
+            "Comparisons",
+            "compare compare and compare patterns",
+        ),
+        ("cmp2.md", "Contrast", "compare rust and python patterns"),
+    ];
+    let mut parts = CragComponents::heuristic(CragConfig {
+        judge_depth: 1,
+        ..CragConfig::default()
+    })
+    .unwrap();
+    parts.evaluator = scripted(Verdict::Correct, vec![]);
+    let e = engine_of(docs).await.with_crag(parts).unwrap();
+    let q = "compare rust ownership and python async patterns";
+    let o = e.query(&request(q, 9)).await.unwrap();
+    assert_eq!(o.route.route, crag_routing::Route::MultiStep);
+    let ids: Vec<&str> = o.artifacts.iter().map(|a| a.chunk.id.as_str()).collect();
+    let plain = e
+        .retrieve(&Query::new(q).unwrap(), TopK::new(9).unwrap())
+        .await
+        .unwrap();
+    let own: Vec<&str> = plain
+        .hits
+        .iter()
+        .map(|h| h.chunk.id.as_str())
+        .filter(|id| *id != ids[0])
+        .collect();
+    assert!(ids.len() > 4, "{ids:?}");
+    assert_eq!(ids[1..], own[..ids.len() - 1], "head {:?}", ids[0]);
+}
+
+#[tokio::test]
 async fn the_corrections_counter_counts_only_corrections_made() {
     // Constant scores: the expansion is judged no better and is not kept; nothing is
     // dropped (every score is above the threshold); refinement is off for this test.
