@@ -360,12 +360,17 @@ pub struct RetrievalSection {
     pub bm25_k1: f32,
     /// BM25 length normalisation of the keyword leg, in [0, 1].
     pub bm25_b: f32,
+    /// Multiplies the BM25 score of a query term in a chunk's title (the text's weighs 1),
+    /// >= 0; 0 searches no title.
+    pub bm25_title_weight: f32,
 }
 
 /// Default `retrieval.bm25_k1`.
 pub const DEFAULT_BM25_K1: f32 = 1.2;
 /// Default `retrieval.bm25_b`.
 pub const DEFAULT_BM25_B: f32 = 0.75;
+/// Default `retrieval.bm25_title_weight`.
+pub const DEFAULT_BM25_TITLE_WEIGHT: f32 = 1.0;
 
 /// `retrieval.fusion`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -392,6 +397,7 @@ impl Default for RetrievalSection {
             query_cache_entries: engine.query_cache_entries,
             bm25_k1: DEFAULT_BM25_K1,
             bm25_b: DEFAULT_BM25_B,
+            bm25_title_weight: DEFAULT_BM25_TITLE_WEIGHT,
         }
     }
 }
@@ -422,6 +428,9 @@ impl RetrievalSection {
         }
         if !(0.0..=1.0).contains(&self.bm25_b) {
             bail!("retrieval.bm25_b must lie within [0, 1]");
+        }
+        if !self.bm25_title_weight.is_finite() || self.bm25_title_weight < 0.0 {
+            bail!("retrieval.bm25_title_weight must be a finite number >= 0");
         }
         Ok(())
     }

@@ -308,6 +308,7 @@ fn the_fusion_is_configured_and_checked() {
     for (toml, key) in [
         ("bm25_k1 = -0.5", "retrieval.bm25_k1"),
         ("bm25_b = 1.5", "retrieval.bm25_b"),
+        ("bm25_title_weight = -1.0", "retrieval.bm25_title_weight"),
     ] {
         let err = Config::parse(&format!("[retrieval]\n{toml}\n")).unwrap_err();
         assert!(format!("{err:#}").contains(key), "{err:#}");

@@ -18,20 +18,29 @@ use tantivy::query::{
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, Term};
 
-/// BM25's term-saturation (`k1`) and length-normalisation (`b`) parameters.
+/// How the keyword index scores: BM25's term-saturation (`k1`) and length-normalisation (`b`)
+/// parameters, and the weight of a chunk's title field against its text (each field is
+/// scored by BM25 on its own and the scores add up).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bm25 {
     /// Term-frequency saturation, >= 0 (0: a term counts once whatever its frequency).
     pub k1: f32,
     /// Length normalisation in [0, 1] (0: the length of a chunk does not matter).
     pub b: f32,
+    /// Multiplies the BM25 score of a query term in a chunk's title, >= 0 (0: titles are
+    /// not searched).
+    pub title_weight: f32,
 }
 
 impl Bm25 {
-    /// Tantivy's (and Lucene's) defaults.
-    pub const TANTIVY: Bm25 = Bm25 { k1: 1.2, b: 0.75 };
+    /// Tantivy's (and Lucene's) `k1` and `b`, titles weighing as much as text.
+    pub const TANTIVY: Bm25 = Bm25 {
+        k1: 1.2,
+        b: 0.75,
+        title_weight: 1.0,
+    };
 
-    /// Checked parameters.
+    /// Checked parameters, titles weighing as much as text.
     pub fn new(k1: f32, b: f32) -> Result<Self, String> {
         if !(k1.is_finite() && k1 >= 0.0) {
             return Err(format!("BM25 k1 must be a finite number >= 0, got {k1}"));
@@ -39,12 +48,29 @@ impl Bm25 {
         if !(0.0..=1.0).contains(&b) {
             return Err(format!("BM25 b must lie within [0, 1], got {b}"));
         }
-        Ok(Self { k1, b })
+        Ok(Self {
+            k1,
+            b,
+            title_weight: 1.0,
+        })
     }
 
-    /// The query scoring `term` with these parameters.
+    /// The same, with a title match weighing `weight` times its BM25 score.
+    pub fn with_title_weight(self, weight: f32) -> Result<Self, String> {
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Err(format!(
+                "the title weight must be a finite number >= 0, got {weight}"
+            ));
+        }
+        Ok(Self {
+            title_weight: weight,
+            ..self
+        })
+    }
+
+    /// The query scoring `term` with `k1` and `b` (the title weight is the caller's).
     pub(crate) fn term_query(self, term: Term) -> Box<dyn Query> {
-        if self == Self::TANTIVY {
+        if (self.k1, self.b) == (Self::TANTIVY.k1, Self::TANTIVY.b) {
             Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))
         } else {
             Box::new(Bm25TermQuery { term, params: self })
@@ -307,5 +333,8 @@ mod tests {
         assert!(Bm25::new(-1.0, 0.4).unwrap_err().contains("k1"));
         assert!(Bm25::new(f32::NAN, 0.4).unwrap_err().contains("k1"));
         assert!(Bm25::new(0.9, 1.5).unwrap_err().contains("b must"));
+        let titled = Bm25::TANTIVY.with_title_weight(0.5).unwrap();
+        assert_eq!((titled.k1, titled.b, titled.title_weight), (1.2, 0.75, 0.5));
+        assert!(Bm25::TANTIVY.with_title_weight(-0.1).is_err());
     }
 }

@@ -158,7 +158,7 @@ impl Inner {
         }
         let clauses = terms
             .into_iter()
-            .map(|term| (Occur::Should, self.bm25.term_query(term)))
+            .filter_map(|term| Some((Occur::Should, self.field_query(term)?)))
             .collect();
         self.run_query(&BooleanQuery::new(clauses), k)
     }
@@ -171,16 +171,30 @@ impl Inner {
             .filter(|t| t.weight.is_finite() && t.weight > 0.0 && !t.term.is_empty())
             .flat_map(|t| {
                 self.fields.field_terms(&t.term).map(|term| {
-                    let q = self.bm25.term_query(term);
+                    let q = self.field_query(term)?;
                     let boosted: Box<dyn Query> = Box::new(BoostQuery::new(q, t.weight));
-                    (Occur::Should, boosted)
+                    Some((Occur::Should, boosted))
                 })
             })
+            .flatten()
             .collect();
         if clauses.is_empty() {
             return Ok(Vec::new());
         }
         self.run_query(&BooleanQuery::new(clauses), k)
+    }
+
+    /// `term` scored by BM25, a title's by the title weight (none at weight 0).
+    fn field_query(&self, term: Term) -> Option<Box<dyn Query>> {
+        let weight = self.bm25.title_weight;
+        if term.field() != self.fields.title || weight == 1.0 {
+            return Some(self.bm25.term_query(term));
+        }
+        (weight > 0.0).then(|| {
+            let query: Box<dyn Query> =
+                Box::new(BoostQuery::new(self.bm25.term_query(term), weight));
+            query
+        })
     }
 
     /// The best `k` chunks for `query`, ties broken by chunk id.

@@ -28,7 +28,7 @@ pub(crate) struct Fields {
     chunk_id: Field,
     document_id: Field,
     source: Field,
-    title: Field,
+    pub(crate) title: Field,
     body: Field,
     kind: Field,
     byte_start: Field,

@@ -162,6 +162,39 @@ async fn bm25_parameters_reach_the_ranking_of_both_kinds_of_query() {
 }
 
 #[tokio::test]
+async fn the_title_weight_scales_title_matches() {
+    let chunks = [
+        chunk(
+            "titled",
+            0,
+            "Lighthouse",
+            "keepers walk the coastal path at night",
+        ),
+        chunk(
+            "texted",
+            0,
+            "Coast",
+            "a lighthouse keeper walks the coastal path at night",
+        ),
+    ];
+    let search = |weight: f32| {
+        let chunks = chunks.clone();
+        async move {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let bm25 = Bm25::TANTIVY.with_title_weight(weight).unwrap();
+            let index = TantivyKeywordIndex::open_with(dir.path(), bm25).expect("open");
+            index.upsert(&chunks).await.expect("upsert");
+            let hits = index.search("lighthouse", 10).await.expect("search");
+            ids(&hits).join(" ")
+        }
+    };
+    // A short title outscores the same word in a longer text at equal weights.
+    assert_eq!(search(1.0).await, "titled#0 texted#0");
+    assert_eq!(search(0.2).await, "texted#0 titled#0");
+    assert_eq!(search(0.0).await, "texted#0", "weight 0 searches no title");
+}
+
+#[tokio::test]
 async fn scores_rank_better_matches_first() {
     let (_dir, index) = open_temp();
     index.upsert(&sample_chunks()).await.expect("upsert");

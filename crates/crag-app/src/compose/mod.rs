@@ -99,7 +99,9 @@ pub async fn open_indexes(
     let dimension = crag_ports::Embedder::dimension(&embedder);
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
-    let bm25 = Bm25::new(config.retrieval.bm25_k1, config.retrieval.bm25_b)
+    let retrieval = &config.retrieval;
+    let bm25 = Bm25::new(retrieval.bm25_k1, retrieval.bm25_b)
+        .and_then(|bm25| bm25.with_title_weight(retrieval.bm25_title_weight))
         .map_err(|message| anyhow::anyhow!("retrieval: {message}"))?;
     let keywords = TantivyKeywordIndex::open_with(&data_dir.join("keyword"), bm25)?;
     let stored = keywords.count().await?;
