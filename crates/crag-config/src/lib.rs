@@ -370,7 +370,7 @@ pub const DEFAULT_BM25_K1: f32 = 1.2;
 /// Default `retrieval.bm25_b`.
 pub const DEFAULT_BM25_B: f32 = 0.75;
 /// Default `retrieval.bm25_title_weight`.
-pub const DEFAULT_BM25_TITLE_WEIGHT: f32 = 1.0;
+pub const DEFAULT_BM25_TITLE_WEIGHT: f32 = 0.75;
 
 /// `retrieval.fusion`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
