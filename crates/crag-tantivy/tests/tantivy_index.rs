@@ -303,6 +303,24 @@ fn any_text_is_a_valid_query() {
 }
 
 /// Tantivy's own English chain, the index's analyzer before it used `crag-text`.
+/// `text` with the `s` of `word's` / `word’s` (followed by no letter or digit) removed:
+/// Lucene's possessive filter, which Tantivy's English chain does not have.
+fn without_possessive_s(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let possessive = matches!(c, 's' | 'S')
+            && i >= 2
+            && matches!(chars[i - 1], '\'' | '\u{2019}')
+            && chars[i - 2].is_alphanumeric()
+            && !chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+        if !possessive {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn tantivy_english(text: &str) -> Vec<String> {
     use tantivy::tokenizer::{
         AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
@@ -346,7 +364,11 @@ fn the_index_analyses_text_as_crag_text_does() {
     for text in &texts {
         let terms = index.analyze(text);
         assert_eq!(terms, crag_text::analyze(text), "text: {text}");
-        assert_eq!(terms, tantivy_english(text), "text: {text}");
+        assert_eq!(
+            terms,
+            tantivy_english(&without_possessive_s(text)),
+            "text: {text}"
+        );
     }
 }
 

@@ -1,7 +1,8 @@
 //! crag's one text analysis, pure: the keyword index (BM25), query expansion, knowledge
 //! refinement and the heuristic evaluator all reduce words to the same terms with it.
 //!
-//! The chain is the keyword index's: maximal runs of alphanumeric characters, tokens of 40
+//! The chain is the keyword index's: maximal runs of alphanumeric characters (the `s` of an
+//! English possessive dropped, as Lucene's `EnglishPossessiveFilter` does), tokens of 40
 //! bytes or more dropped (hashes, base64), lowercased, folded to ASCII where a letter has an
 //! ASCII base (`é` -> `e`, `ß` -> `ss`), Lucene's 33 English stop words removed, and the
 //! Snowball English stemmer applied (`frostem`, the implementation Tantivy's own `Stemmer`
@@ -36,8 +37,24 @@ pub struct Token<'a> {
     pub text: &'a str,
 }
 
-/// The raw tokens of `text`: maximal runs of alphanumeric characters, in order.
+/// The raw tokens of `text`: maximal runs of alphanumeric characters, in order, without the
+/// `s` of an English possessive (`the engine's` -> `the`, `engine`), as Lucene's
+/// `EnglishPossessiveFilter` drops it.
 pub fn tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
+    alphanumeric_runs(text).filter(move |t| !is_possessive_s(text, t))
+}
+
+/// Whether `token` is the `s` of `word's` (or `word’s`).
+fn is_possessive_s(text: &str, token: &Token<'_>) -> bool {
+    if !token.text.eq_ignore_ascii_case("s") {
+        return false;
+    }
+    let mut before = text[..token.start].chars().rev();
+    matches!(before.next(), Some('\'' | '\u{2019}'))
+        && before.next().is_some_and(char::is_alphanumeric)
+}
+
+fn alphanumeric_runs(text: &str) -> impl Iterator<Item = Token<'_>> {
     let mut start: Option<usize> = None;
     let mut chars = text
         .char_indices()
@@ -167,7 +184,12 @@ mod tests {
     fn analysis_splits_lowercases_folds_drops_stop_words_and_stems() {
         assert_eq!(
             analyze("The Café's régime: running, studies and IT-systems!"),
-            ["cafe", "s", "regim", "run", "studi", "system"]
+            ["cafe", "regim", "run", "studi", "system"]
+        );
+        // Possessives lose their `s` (straight or curly apostrophe); other lone `s` stay.
+        assert_eq!(
+            analyze("the engine’s parts, John's S, vitamin s, 's"),
+            ["engin", "part", "john", "s", "vitamin", "s", "s"]
         );
         assert_eq!(analyze("Straße Ærø Łódź"), ["strass", "aero", "lodz"]);
         assert_eq!(analyze("α-helix β2"), ["α", "helix", "β2"]);
