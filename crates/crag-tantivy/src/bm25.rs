@@ -78,9 +78,14 @@ impl Bm25 {
     }
 }
 
+/// crag's defaults: Tantivy's `k1` and `b`, a title match at 0.75 of its BM25 score (chosen
+/// on SciFact train and Cranfield; `[retrieval] bm25_title_weight`, docs/benchmarks.md).
 impl Default for Bm25 {
     fn default() -> Self {
-        Self::TANTIVY
+        Self {
+            title_weight: 0.75,
+            ..Self::TANTIVY
+        }
     }
 }
 

@@ -60,8 +60,8 @@ impl TantivyKeywordIndex {
     /// Takes the index's writer lock until the value and its clones are dropped: a second
     /// open of the same directory, even from another process, fails as
     /// [`ErrorKind::Unavailable`]. An index written with another schema fails as
-    /// [`ErrorKind::Internal`]. Opening does blocking IO. Ranks with Tantivy's BM25
-    /// parameters ([`Bm25::TANTIVY`]).
+    /// [`ErrorKind::Internal`]. Opening does blocking IO. Ranks with crag's default BM25
+    /// ([`Bm25::default`], what `[retrieval]` defaults to).
     pub fn open(dir: &Path) -> PortResult<Self> {
         Self::open_with(dir, Bm25::default())
     }

@@ -186,3 +186,17 @@ fn the_embedder_follows_the_configuration() {
     assert_eq!(default.model_id, "all-MiniLM-L6-v2");
     assert!(default.assets.model.ends_with("model.onnx"));
 }
+
+#[test]
+fn the_configured_bm25_defaults_are_the_keyword_index_defaults() {
+    let retrieval = crag_config::RetrievalSection::default();
+    let bm25 = crag_tantivy::Bm25::default();
+    assert_eq!(
+        (
+            retrieval.bm25_k1,
+            retrieval.bm25_b,
+            retrieval.bm25_title_weight
+        ),
+        (bm25.k1, bm25.b, bm25.title_weight)
+    );
+}
