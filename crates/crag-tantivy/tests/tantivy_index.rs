@@ -1,7 +1,7 @@
 //! Integration tests of the Tantivy keyword index: the port's conformance suite and the
 //! behaviour specific to this adapter (persistence, analysis, odd queries, ties).
 
-use crag_core::{DocumentId, ScoredChunk};
+use crag_core::{Chunk, DocumentId, ScoredChunk};
 use crag_ports::testsuite::{chunk, keyword_index_suite, sample_chunks};
 use crag_ports::{ErrorKind, KeywordIndex};
 use crag_tantivy::{Bm25, TantivyKeywordIndex};
@@ -12,6 +12,14 @@ use tempfile::TempDir;
 fn open_temp() -> (TempDir, TantivyKeywordIndex) {
     let dir = tempfile::tempdir().expect("temp dir");
     let index = TantivyKeywordIndex::open(dir.path()).expect("open index");
+    (dir, index)
+}
+
+/// A new index scoring with `bm25`, holding `chunks`.
+async fn indexed_with(bm25: Bm25, chunks: &[Chunk]) -> (TempDir, TantivyKeywordIndex) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = TantivyKeywordIndex::open_with(dir.path(), bm25).expect("open index");
+    index.upsert(chunks).await.expect("upsert");
     (dir, index)
 }
 
@@ -136,9 +144,7 @@ async fn bm25_parameters_reach_the_ranking_of_both_kinds_of_query() {
     let rank = |bm25: Bm25| {
         let chunks = chunks.clone();
         async move {
-            let dir = tempfile::tempdir().expect("temp dir");
-            let index = TantivyKeywordIndex::open_with(dir.path(), bm25).expect("open");
-            index.upsert(&chunks).await.expect("upsert");
+            let (_dir, index) = indexed_with(bm25, &chunks).await;
             let plain = index.search("lighthouse", 10).await.expect("search");
             let term = crag_core::WeightedTerm {
                 term: index.analyze("lighthouse").remove(0),
@@ -180,10 +186,8 @@ async fn the_title_weight_scales_title_matches() {
     let search = |weight: f32| {
         let chunks = chunks.clone();
         async move {
-            let dir = tempfile::tempdir().expect("temp dir");
             let bm25 = Bm25::TANTIVY.with_title_weight(weight).unwrap();
-            let index = TantivyKeywordIndex::open_with(dir.path(), bm25).expect("open");
-            index.upsert(&chunks).await.expect("upsert");
+            let (_dir, index) = indexed_with(bm25, &chunks).await;
             let hits = index.search("lighthouse", 10).await.expect("search");
             ids(&hits).join(" ")
         }
