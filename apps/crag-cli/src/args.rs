@@ -67,6 +67,9 @@ pub(crate) enum ConfigCommand {
     /// Print the effective configuration (defaults, file, environment, flags) as TOML;
     /// auth tokens are redacted.
     Print,
+    /// Print the JSON Schema of the configuration file (every key, its type, default and
+    /// documentation), for editors and validators; `crag.example.toml` is made from it.
+    Schema,
 }
 
 /// Defaults, then the file, then `CRAG_` variables, then the global flags.

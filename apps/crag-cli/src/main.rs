@@ -48,6 +48,11 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
             print!("{}", ctx.config.to_toml()?);
             Ok(())
         }
+        Command::Config(ConfigCommand::Schema) => {
+            let schema = crag_config::reference::json_schema();
+            println!("{}", serde_json::to_string_pretty(&schema)?);
+            Ok(())
+        }
         Command::Openapi => {
             println!("{}", crag_http::openapi::document().to_pretty_json()?);
             Ok(())

@@ -547,6 +547,23 @@ fn openapi_prints_the_served_document() {
 }
 
 #[test]
+fn config_schema_prints_the_file_s_json_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = stdout_json(&crag(dir.path(), &["config", "schema"]));
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["additionalProperties"], false);
+    let retrieval = &schema["$defs"]["RetrievalSection"]["properties"];
+    assert_eq!(retrieval["keyword_weight"]["default"], 0.5);
+    assert!(retrieval["keyword_weight"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("BM25 leg"));
+}
+
+#[test]
 fn the_knowledge_graph_is_filled_in_and_routes_queries_over_the_real_adapters() {
     let data = tempfile::tempdir().expect("tmp");
     let corpus = fixture_corpus();

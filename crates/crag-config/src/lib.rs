@@ -6,6 +6,7 @@
 //! documented in `docs/configuration.md`.
 
 mod env;
+pub mod reference;
 mod sections;
 mod server;
 mod sessions;
@@ -17,6 +18,7 @@ use crag_engine::{
     CgragConfig, ChunkingConfig, CodeConfig, CragConfig, EngineConfig, Fusion, GraphConfig,
     DEFAULT_KEYWORD_WEIGHT,
 };
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use env::{env_overrides, ENV_PREFIX};
@@ -28,17 +30,21 @@ pub use server::{AuthSection, LimitsSection, ServerSection, MIN_TOKEN_LEN};
 pub use sessions::{SessionBackend, SessionsSection};
 
 /// The whole configuration: defaults, then the file, then `CRAG_` environment overrides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Directory holding the indexes (`keyword/`, and `vectors/` unless `vectors_uri` is set).
+    /// Indexes: `<data_dir>/keyword` (Tantivy), `<data_dir>/vectors` (LanceDB).
     pub data_dir: PathBuf,
-    /// Vector store URI: a directory or an object-store URI (`s3://...`); default
-    /// `<data_dir>/vectors`.
+    /// Vector store elsewhere: a directory or an object-store URI (`s3://...`, LanceDB's
+    /// credentials from the environment).
+    #[schemars(example = &"s3://bucket/crag/vectors")]
     pub vectors_uri: Option<String>,
-    /// Model and runtime assets; default `$CRAG_ASSETS_DIR` or `~/.cache/crag/assets`.
+    /// ONNX Runtime library, MiniLM model and tokenizer (`scripts/setup-assets.sh`) (default:
+    /// `$CRAG_ASSETS_DIR` or `~/.cache/crag/assets`).
+    #[schemars(example = &"/opt/crag/assets")]
     pub assets_dir: Option<PathBuf>,
-    /// JSON synonym table `{"term": ["synonym", ...]}`; default: the seed's table.
+    /// JSON `{"term": ["synonym", ...]}` for query expansion (default: the built-in table).
+    #[schemars(example = &"synonyms.json")]
     pub synonyms_file: Option<PathBuf>,
     /// How ingested documents are cut into chunks.
     pub chunking: ChunkingConfig,
@@ -210,16 +216,22 @@ impl Config {
 }
 
 /// `[embedder]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedderSection {
-    /// Which of the asset manifest's models embeds chunks and queries.
+    /// Which embedding model of the assets embeds chunks and queries: `"float32"` (all-MiniLM-L6-v2
+    /// as published, `model.onnx`) or `"int8"` (`model-int8.onnx`, its dynamic int8 quantisation
+    /// made by `scripts/setup-assets.sh`: about 3x faster per query, vectors within about 0.99
+    /// cosine of float32's; figures in
+    /// [benchmarks.md](benchmarks.md#int8-embeddings-issue-18-debug-build-2026-11-25)).
     pub precision: EmbedderPrecision,
-    /// Intra-op threads of each ONNX session (0: one per core with one session, the cores
-    /// shared equally among several).
+    /// Intra-op threads of each ONNX session; `0`: ONNX Runtime's choice (one per core) with one
+    /// session, the cores shared equally among several; at most 256.
     pub threads: usize,
-    /// Sessions of the model: concurrent queries embed side by side on as many, and an
-    /// ingestion spreads its batches over them (each holds its own copy of the model).
+    /// Sessions of the model (1..=64), each with its own copy of it (about 90 MiB float32, 23 MiB
+    /// int8): a session embeds one call at a time, so with several, concurrent queries embed side
+    /// by side and an ingestion spreads its batches over them. Figures in
+    /// [benchmarks.md](benchmarks.md#embedder-sessions-issue-18-release-build-2026-11-25).
     pub sessions: usize,
 }
 
@@ -237,7 +249,7 @@ impl Default for EmbedderSection {
 pub const MAX_EMBEDDER_SESSIONS: usize = 64;
 
 /// `embedder.precision`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EmbedderPrecision {
     /// all-MiniLM-L6-v2 as published.
@@ -270,23 +282,28 @@ impl EmbedderSection {
 }
 
 /// `[vector_index]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct VectorIndexSection {
-    /// Whether an ANN index (LanceDB IVF-HNSW-SQ) is built once the table holds
-    /// `ann_min_rows` chunks; `false`: every search scans all vectors, exactly.
+    /// Build an approximate-nearest-neighbour index (LanceDB IVF-HNSW-SQ, cosine) once the table is
+    /// large enough; `false`: every search scans all vectors, exactly (an index built earlier is
+    /// bypassed).
     pub ann: bool,
-    /// Chunks at which the ANN index is built (after an ingestion); at least
-    /// [`MIN_ANN_ROWS`].
+    /// Chunks at which the ANN index is built (at least 256).
     pub ann_min_rows: usize,
-    /// Budget of LanceDB's metadata cache (manifests, file footers, deletion files), MiB;
-    /// at least 1. Every write adds entries for its new version and files, so without a
-    /// bound it grows with every ingestion until LanceDB's own 1 GiB default.
+    /// Budget of LanceDB's metadata cache (manifests, file footers, deletion files), MiB (>= 1);
+    /// every write adds entries, so this bounds what ingestion makes the process hold (LanceDB's
+    /// own default is 1 GiB).
     pub metadata_cache_mib: usize,
-    /// Budget of LanceDB's index cache (opened ANN index partitions), MiB; at least 1.
+    /// Budget of LanceDB's cache of opened ANN index partitions, MiB (>= 1; LanceDB's default is 6
+    /// GiB); about two million 384-dimension vectors' index.
     pub index_cache_mib: usize,
-    /// Most chunks whose vectors are copied into memory and scanned exactly there, without
-    /// LanceDB (rows x dimension x 4 bytes); 0: every search goes to LanceDB.
+    /// Tables of at most this many chunks have their vectors copied into memory (rows x dimension x
+    /// 4 bytes: 15 MiB for SciFact's 10k chunks, 150 MiB at 100k) and hybrid retrieval's vector leg
+    /// scans that copy exactly, reading ids and scores only; the copy is loaded when the index
+    /// opens and again at the end of each ingestion or deletion; a stale copy (the version moved
+    /// otherwise) is reloaded by the next search. `0`: every search goes to LanceDB. Same results
+    /// as LanceDB's exact scan (cosine to float rounding, ties by chunk id).
     pub memory_scan_rows: usize,
 }
 
@@ -340,28 +357,35 @@ impl VectorIndexSection {
 }
 
 /// `[retrieval]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetrievalSection {
-    /// Candidates asked of each leg (BM25, vectors) before fusion.
+    /// Candidates asked of each leg (BM25, vectors) before fusion (1..=10000).
     pub leg_depth: usize,
-    /// How the legs are fused: `rrf` (ranks only) or `convex` (min-max-normalised scores,
-    /// weighted by `keyword_weight`).
+    /// How the two legs become one ranking: `"rrf"` (reciprocal rank fusion, ranks only) or
+    /// `"convex"` (each leg's scores min-max normalised over its own candidates, then
+    /// `keyword_weight * bm25 + (1 - keyword_weight) * vector`; a leg that missed the chunk adds
+    /// 0). The convex default beat RRF on SciFact and Cranfield ([benchmarks.md](benchmarks.md)); a
+    /// calibration file records the fusion it was fitted under and is refused under another.
     pub fusion: FusionKind,
-    /// Weight of the BM25 leg in the `convex` fusion, in [0, 1] (vectors get the rest).
+    /// Weight of the BM25 leg in the `"convex"` fusion, within [0, 1].
     pub keyword_weight: f32,
-    /// Reciprocal-rank-fusion constant: a document scores `1 / (rrf_k + rank)` per leg; also
-    /// the constant of the merges of sub-query and expanded-query results.
+    /// Reciprocal-rank-fusion constant: each leg adds `1 / (rrf_k + rank)`; also the constant of
+    /// the merges of sub-query and expanded-query results, whatever `fusion` is.
     pub rrf_k: f32,
-    /// Embeddings of recent query texts kept, so a repeated query skips the embedder (0:
-    /// none).
+    /// Embeddings of recent query texts kept in memory (about 1.6 KiB each with MiniLM), so a
+    /// repeated query skips the embedder; `0` turns the cache off.
     pub query_cache_entries: u64,
-    /// BM25 term-frequency saturation of the keyword leg, >= 0.
+    /// BM25 term-frequency saturation of the keyword leg, >= 0 (Tantivy's own scorer is used at 1.2
+    /// / 0.75, with its block-max pruning; other values score with crag's BM25 term query, the same
+    /// formula and statistics).
     pub bm25_k1: f32,
-    /// BM25 length normalisation of the keyword leg, in [0, 1].
+    /// BM25 length normalisation of the keyword leg, within [0, 1].
     pub bm25_b: f32,
-    /// Multiplies the BM25 score of a query term in a chunk's title (the text's weighs 1),
-    /// >= 0; 0 searches no title.
+    /// Multiplies the BM25 score of a query term in a chunk's title (title and text are separate
+    /// fields, each scored by BM25, the scores added; the text's weighs 1); `0` searches no title.
+    /// `bm25_k1`, `bm25_b` and this key act at query time: an index needs no re-ingest when they
+    /// change.
     pub bm25_title_weight: f32,
 }
 
@@ -373,7 +397,7 @@ pub const DEFAULT_BM25_B: f32 = 0.75;
 pub const DEFAULT_BM25_TITLE_WEIGHT: f32 = 0.75;
 
 /// `retrieval.fusion`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FusionKind {
     /// Reciprocal rank fusion.

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use crag_evaluation::{Calibration, HeuristicConfig, LlmJudgeConfig};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Reranker kinds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RerankerKind {
     /// No reranking.
@@ -22,30 +23,30 @@ pub enum RerankerKind {
 }
 
 /// `[reranker]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RerankerSection {
-    /// Which reranker.
+    /// `off`, `onnx` (a BERT cross-encoder exported to ONNX), `http` (a rerank service).
     pub kind: RerankerKind,
-    /// ONNX model file.
+    /// ONNX model and its `tokenizer.json` (`kind = "onnx"`).
     pub model: Option<PathBuf>,
-    /// `tokenizer.json` of the ONNX model.
+    /// ONNX model and its `tokenizer.json` (`kind = "onnx"`).
     pub tokenizer: Option<PathBuf>,
-    /// Use the project's tiny test cross-encoder from the assets directory.
+    /// Use the project's tiny random-weight test model from the assets (plumbing only).
     pub tiny: bool,
-    /// Model name (ONNX: reported id; HTTP: sent as `model` when set).
+    /// Reported model id; sent as `model` to an HTTP service.
     pub model_id: Option<String>,
     /// Pairs per ONNX batch.
     pub batch_size: usize,
     /// Tokens per (query, passage) pair; the passage is truncated.
     pub max_length: usize,
-    /// Rerank service URL (kind = "http").
+    /// Rerank service (`kind = "http"`).
     pub url: Option<String>,
-    /// Environment variable holding the service's bearer token.
+    /// Variable holding the service's bearer token.
     pub api_key_env: Option<String>,
     /// Service timeout.
     pub timeout_ms: u64,
-    /// The service returns probabilities rather than logits (Cohere-compatible servers).
+    /// The service returns probabilities (Cohere-style) rather than logits.
     pub probabilities: bool,
 }
 
@@ -68,7 +69,7 @@ impl Default for RerankerSection {
 }
 
 /// Evaluator kinds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EvaluatorKind {
     /// LLM-free heuristic (seed 000).
@@ -83,10 +84,12 @@ pub enum EvaluatorKind {
 }
 
 /// `[evaluator]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EvaluatorSection {
-    /// Which evaluator.
+    /// `heuristic` (LLM-free, seed 000), `llm` (needs `[llm]`, seed 001), `http` (needs
+    /// `[evaluator.http]`, seed 004), `calibrated` (a logistic model fitted by `crag calibrate`,
+    /// needs `calibration_file`).
     pub kind: EvaluatorKind,
     /// Weights and thresholds of the heuristic.
     pub heuristic: HeuristicConfig,
@@ -95,16 +98,19 @@ pub struct EvaluatorSection {
     /// The external service.
     pub http: Option<HttpEvaluatorSection>,
     /// Calibration written by `crag calibrate` (kind = "calibrated").
+    #[schemars(example = &"calibration.toml")]
     pub calibration_file: Option<PathBuf>,
 }
 
 /// `[evaluator.http]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpEvaluatorSection {
-    /// Endpoint receiving `POST {query, context}`.
+    /// Endpoint receiving `POST {query, context}` and answering `{score, verdict}`
+    /// (required).
+    #[schemars(example = &"http://127.0.0.1:9000/evaluate")]
     pub url: String,
-    /// Per-request timeout.
+    /// Per-request timeout (ms).
     pub timeout_ms: u64,
     /// Environment variable holding a bearer token, if any.
     pub api_key_env: Option<String>,
@@ -133,7 +139,7 @@ impl Default for HttpEvaluatorSection {
 }
 
 /// Web search providers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WebProvider {
     /// No web search.
@@ -146,14 +152,15 @@ pub enum WebProvider {
 }
 
 /// `[web_search]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct WebSearchSection {
-    /// Provider.
+    /// `off`, `searxng` (JSON API, `url` required), `duckduckgo` (HTML endpoint, no key).
     pub provider: WebProvider,
-    /// Base URL (SearXNG: required; DuckDuckGo: optional override of the HTML endpoint).
+    /// SearXNG base URL; for DuckDuckGo an override of the HTML endpoint.
+    #[schemars(example = &"http://127.0.0.1:8888")]
     pub url: Option<String>,
-    /// Per-request timeout.
+    /// Per-request timeout (ms).
     pub timeout_ms: u64,
 }
 
@@ -168,18 +175,21 @@ impl Default for WebSearchSection {
 }
 
 /// `[llm]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmSection {
-    /// Base URL of the OpenAI-compatible API, e.g. `http://localhost:8000/v1`.
+    /// Base URL of the OpenAI-compatible API (required), e.g. `http://127.0.0.1:8000/v1`.
+    #[schemars(example = &"http://127.0.0.1:8000/v1")]
     pub base_url: String,
-    /// Model name.
+    /// Model name (required).
+    #[schemars(example = &"smollm2-135m-instruct")]
     pub model: String,
-    /// Environment variable holding the API key.
+    /// Environment variable holding the API key (unset or empty: no key sent).
     pub api_key_env: String,
-    /// Per-request timeout.
+    /// Per-request timeout (ms).
     pub timeout_ms: u64,
-    /// Retries on 429 / 5xx / connection errors.
+    /// Retries on 429 / 5xx / connection errors, with exponential backoff, honouring
+    /// `Retry-After`.
     pub max_retries: u32,
     /// Rewrite incorrect queries with the model (otherwise: keyword extraction).
     pub rewrite: bool,

@@ -6,42 +6,48 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `[server]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServerSection {
     /// HTTP listening address.
     pub http_addr: SocketAddr,
-    /// gRPC listening address.
+    /// gRPC listening address (must differ from `http_addr`).
     pub grpc_addr: SocketAddr,
-    /// Whole-request deadline; past it HTTP answers 504 and gRPC DEADLINE_EXCEEDED.
+    /// Deadline of one request: HTTP 504 `deadline_exceeded`, gRPC DEADLINE_EXCEEDED.
     pub request_timeout_ms: u64,
-    /// Requests served at once per API; more are refused at once (HTTP 503, gRPC
-    /// RESOURCE_EXHAUSTED) rather than queued.
+    /// Requests served at once per API; more are refused at once (HTTP 503 `resource_exhausted`,
+    /// gRPC RESOURCE_EXHAUSTED), never queued.
     pub max_concurrent_requests: usize,
-    /// On SIGTERM / Ctrl-C, how long in-flight requests may take to finish.
+    /// On SIGTERM / Ctrl-C: time in-flight requests get to finish.
     pub shutdown_grace_ms: u64,
-    /// How long an HTTP client may take to send its request headers, and a gRPC client the
-    /// HTTP/2 preface and its first SETTINGS frame, before it is disconnected (slow clients);
+    /// An HTTP client that has not sent its request headers by then is disconnected (slow clients),
+    /// and so is a gRPC client that has not sent the HTTP/2 preface and its first SETTINGS frame;
     /// bodies are bounded by `request_timeout_ms`.
     pub header_read_timeout_ms: u64,
-    /// A gRPC connection is closed gracefully (GOAWAY: calls in flight finish, clients
-    /// reconnect) once this old.
+    /// A gRPC connection is closed gracefully (GOAWAY: calls in flight finish, clients reconnect)
+    /// once this old; the handshake is bounded by `header_read_timeout_ms`.
     pub grpc_max_connection_age_ms: u64,
     /// A gRPC connection idle this long is sent an HTTP/2 PING.
     pub grpc_keepalive_interval_ms: u64,
-    /// A PING not answered within this time closes the connection (a peer that completed the
-    /// handshake and then stopped answering).
+    /// A PING not answered within this closes the connection: a peer that completed the handshake
+    /// and then stopped answering (or vanished without closing) is dropped within interval +
+    /// timeout, 80 s by default.
     pub grpc_keepalive_timeout_ms: u64,
-    /// At start, bring the vector and symbol indexes back in line with the keyword catalogue
-    /// after an interrupted write (`crag reconcile`; one scan of each index's ids).
+    /// At start (`crag serve`, `crag ask`, the servers): repair what an interrupted write left
+    /// between the indexes, as `crag reconcile` does
+    /// ([reliability](reliability.md#index-consistency-after-an-interrupted-write)).
     pub reconcile_on_start: bool,
-    /// PEM certificate chain served over TLS by both APIs; empty (the default) serves plain
-    /// TCP. Goes with `tls_key_path`.
+    /// A PEM certificate chain: both APIs serve TLS with it (HTTP/1.1 and HTTP/2 by ALPN over HTTP,
+    /// HTTP/2 over gRPC; rustls with the ring provider, TLS 1.2 and 1.3). Empty serves plain TCP.
+    /// Read once at start; a missing or malformed file stops the server with a message naming the
+    /// key. The TLS handshake is bounded by `header_read_timeout_ms`.
     pub tls_cert_path: PathBuf,
-    /// PEM private key (PKCS#8, PKCS#1 or SEC1) of `tls_cert_path`.
+    /// The certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1); set with `tls_cert_path` or not
+    /// at all.
     pub tls_key_path: PathBuf,
 }
 
@@ -110,22 +116,22 @@ impl ServerSection {
 }
 
 /// `[limits]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsSection {
-    /// Largest request body (HTTP) or message (gRPC), in bytes.
+    /// Largest HTTP body / gRPC message (HTTP 413; gRPC OUT_OF_RANGE from tonic).
     pub max_body_bytes: usize,
-    /// Longest query, in characters.
+    /// Longest query.
     pub max_query_chars: usize,
-    /// Largest `top_k`.
+    /// Largest `topK`.
     pub max_top_k: usize,
-    /// Largest `token_budget`.
+    /// Largest `tokenBudget`.
     pub max_token_budget: usize,
-    /// Most documents in one ingest request (HTTP batch or gRPC stream).
+    /// Documents per ingest request / stream.
     pub max_ingest_batch: usize,
-    /// Largest document text, in bytes.
+    /// Largest document text (at most `max_body_bytes`).
     pub max_document_bytes: usize,
-    /// Longest document id, in bytes.
+    /// Longest document id (also bounds `source` and `sourcePrefix`).
     pub max_document_id_bytes: usize,
 }
 
@@ -170,12 +176,12 @@ impl LimitsSection {
 }
 
 /// `[auth]`: bearer tokens. With no token configured the APIs are open.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AuthSection {
-    /// Accepted tokens (prefer `tokens_env` to keep them out of files).
+    /// Accepted bearer tokens (at least 16 characters, no whitespace).
     pub tokens: Vec<String>,
-    /// Environment variable holding more tokens, comma-separated.
+    /// Variable holding more tokens, comma-separated.
     pub tokens_env: String,
 }
 

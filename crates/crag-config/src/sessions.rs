@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Session store backends.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionBackend {
     /// A SQLite file (default: `<data_dir>/sessions.sqlite`).
@@ -19,25 +20,25 @@ pub enum SessionBackend {
 }
 
 /// `[sessions]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SessionsSection {
-    /// Which store.
+    /// `sqlite`, `postgres` or `off` (every ask ephemeral; a session id is refused).
     pub backend: SessionBackend,
-    /// SQLite file; default `<data_dir>/sessions.sqlite`.
+    /// The SQLite file.
     pub path: Option<PathBuf>,
-    /// Postgres URL (`postgres://user@host/db`, a unix socket with `?host=/dir`); prefer
-    /// `url_env` to keep passwords out of files.
+    /// Postgres URL (`postgres://user@host/db`; a unix socket: `?host=/dir`).
+    #[schemars(example = &"postgres://crag@localhost/crag")]
     pub url: Option<String>,
-    /// Environment variable holding the Postgres URL.
+    /// Environment variable holding the Postgres URL (keeps passwords out of files).
     pub url_env: Option<String>,
-    /// Sessions idle this many minutes are expired (seed 002: 30).
+    /// Sessions idle this long are expired (seed 002).
     pub idle_minutes: u64,
-    /// How often the servers sweep expired sessions, in seconds.
+    /// How often the servers expire idle sessions.
     pub sweep_seconds: u64,
     /// Postgres pool size.
     pub max_connections: u32,
-    /// Connection wait and statement time limit, in milliseconds.
+    /// Connection wait and Postgres statement timeout.
     pub timeout_ms: u64,
 }
 

@@ -162,16 +162,6 @@ fn printing_round_trips_and_redacts_tokens() {
     assert_eq!(back, c);
 }
 
-#[test]
-fn the_example_file_is_valid_and_complete() {
-    let text = include_str!("../../../crag.example.toml");
-    let example = Config::parse(text).unwrap();
-    assert_eq!(example.server, ServerSection::default());
-    assert_eq!(example.limits, LimitsSection::default());
-    assert_eq!(example.retrieval, RetrievalSection::default());
-    assert_eq!(example, Config::default(), "the example shows the defaults");
-}
-
 /// The configuration of the calibrated evaluator reading the file at `path`.
 fn calibrated_evaluator(path: &Path) -> String {
     format!(

@@ -2,17 +2,20 @@ use std::ops::Range;
 
 use crag_core::{Chunk, ChunkId, Document, Span};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
 
 /// How documents are cut into chunks (`[chunking]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ChunkingConfig {
-    /// Tokens per chunk (model tokens, special tokens excluded).
+    /// Model tokens per chunk (at least 1); with the title and the two special tokens a chunk of
+    /// 224 fits all-MiniLM-L6-v2's 256-token window, a longer one is embedded by its first 256
+    /// tokens only (BM25 indexes all of it).
     pub chunk_tokens: usize,
-    /// Tokens shared by consecutive chunks.
+    /// Tokens consecutive chunks of a document share, smaller than `chunk_tokens`.
     pub overlap_tokens: usize,
 }
 

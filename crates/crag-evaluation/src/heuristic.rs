@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 
 use crag_core::{CriterionScore, EvalDocument, Evaluation, LegHit, RetrievalSignals, Verdict};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EvaluationError, Result};
@@ -33,7 +34,7 @@ pub(crate) const SOURCE_DIVERSITY: &str = "source_diversity";
 pub(crate) const LEG_AGREEMENT: &str = "leg_agreement";
 
 /// Weights, thresholds and limits of the heuristic evaluator (defaults from seed 000).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HeuristicConfig {
     /// Weight of the share of query keywords found in the documents.

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crag_core::{EvalDocument, Evaluation, Verdict};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EvaluationError, Result};
@@ -19,7 +20,7 @@ Judge only by the documents' content. \
 Answer with one JSON object and nothing else: no prose, no code fences.";
 
 /// Prompt size, thresholds and answer budget of the LLM judge (defaults from seed 001).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmJudgeConfig {
     /// Documents judged (the best first); the rest get no score.

@@ -18,33 +18,34 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crag_core::{TermNeighbour, WeightedTerm};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `[knowledge_graph]`: building the term graph at ingest and expanding queries with it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct GraphConfig {
-    /// Keep the key terms of every ingested chunk (default false). Needed by the
-    /// `knowledge_graph` route; an index ingested without it is filled in on the next ingest.
+    /// Keep the key terms of every ingested prose chunk in `<data_dir>/terms.sqlite` (an existing
+    /// index is filled in by the next ingest); needed by `[crag.router] knowledge_graph`.
     pub enabled: bool,
-    /// Key terms kept per chunk (default 16).
+    /// Key terms kept per chunk, by tf-idf (1..=256).
     pub terms_per_chunk: usize,
-    /// Hops walked from the query's terms: 1 or 2 (default 2).
+    /// Hops walked from the query's terms (1 or 2).
     pub hops: u8,
-    /// Factor of a two-hop path's score, in (0, 1] (default 0.5).
+    /// Factor of a two-hop term's score, in (0, 1].
     pub decay: f32,
-    /// Expansion terms added to a query at most (default 8; 0 adds none).
+    /// Related terms added to a query at most (0..=100).
     pub max_terms: usize,
-    /// Weight of an expansion term of score 1 relative to a query term (default 0.3).
+    /// Keyword-query weight of a related term of score 1 (query terms weigh 1), in (0, 1].
     pub weight: f32,
-    /// Chunks two terms must share to be neighbours (default 2: one chunk is chance).
+    /// Chunks two terms must share to be neighbours (at least 1).
     pub min_together: u64,
-    /// A query term found in more than this share of the chunks is too common to walk from
-    /// (default 0.05).
+    /// Query terms that are key terms of more than this share of the chunks are not walked from, in
+    /// (0, 1].
     pub max_seed_share: f32,
-    /// One-hop terms walked on to the second hop, best first (default 5).
+    /// One-hop terms walked on to the second hop.
     pub frontier: usize,
-    /// Neighbours read per term, most shared chunks first (default 200).
+    /// Neighbours read per term, most shared chunks first (1..=10000).
     pub neighbours: usize,
 }
 

@@ -6,13 +6,14 @@
 use std::collections::HashMap;
 
 use crag_core::WeightedTerm;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of pseudo-relevance feedback.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PrfConfig {
-    /// Top documents of the first retrieval used as feedback.
+    /// Top documents of the first retrieval used as feedback (1..=100).
     pub feedback_docs: usize,
     /// Expansion terms kept from the feedback model.
     pub feedback_terms: usize,

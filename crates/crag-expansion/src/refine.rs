@@ -3,13 +3,14 @@
 
 use std::collections::HashSet;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::strips::{split_strips, Strip};
 use crate::text::{content_terms, normalize, stem, tokens};
 
 /// Tunables of [`refine`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RefineConfig {
     /// Sentences per strip (default 3; 0 counts as 1).

@@ -1,10 +1,11 @@
 //! Router tunables.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Tunables of the [`crate::QueryRouter`]; every field has a default, unknown fields are
 /// rejected.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RouterConfig {
     /// Queries of at least this many words are split into sub-queries when they have
@@ -31,7 +32,7 @@ pub struct RouterConfig {
 }
 
 /// Which queries the router sends to [`crate::Route::KnowledgeGraph`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GraphRouting {
     /// None.

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::sources::SourcesConfig;
@@ -9,7 +10,7 @@ use crate::crag::FailMode;
 use crate::error::{EngineError, Result};
 
 /// Which gap detector runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DetectorKind {
     /// The LLM detector when `[llm]` is configured, the LLM-free one otherwise.
@@ -22,31 +23,34 @@ pub enum DetectorKind {
 }
 
 /// Tunables of CGRAG (seed 002 defaults).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CgragConfig {
-    /// Passes at most, the first retrieval's included (seed 002: 3).
+    /// Passes at most, the first retrieval's included (1..=10, seed 002).
     pub max_passes: usize,
-    /// Chunks a gap's retrieval adds at most (seed 002: targeted top 3).
+    /// Chunks one gap's retrieval adds at most (seed 002).
     pub targeted_top_k: usize,
-    /// Gaps retrieved per pass at most.
+    /// Gaps retrieved per pass at most; the rest count as unresolved.
     pub max_gaps_per_pass: usize,
-    /// Chunks shown to the detector at most.
+    /// Chunks shown to the gap detector at most.
     pub context_chunks: usize,
     /// Tokens of context shown to the detector at most (small models have small windows).
     pub context_tokens: usize,
-    /// Which detector.
+    /// `auto`: the LLM detector when `[llm]` is configured, the LLM-free one otherwise; `llm`;
+    /// `code` (LLM-free: names used in the code context and defined nowhere).
     pub detector: DetectorKind,
-    /// Ask the LLM detector for JSON instead of seed 002's ANSWER / MISSING sections.
+    /// Ask the LLM detector for JSON instead of seed 002's `ANSWER:` / `MISSING:` sections.
     pub json_prompt: bool,
     /// Tokens the model may write per pass.
     pub answer_max_tokens: u32,
-    /// Upper bound on one detector call.
+    /// Upper bound of one detector call (ms).
     #[serde(with = "crate::crag::millis")]
+    #[schemars(with = "u64")]
     pub detector_timeout: Duration,
-    /// Detector failure: return the context without an answer (open) or fail (closed).
+    /// Detector failure: `open` returns the context without an answer (stop `detector_failed`),
+    /// `closed` fails the request.
     pub detector_fail_mode: FailMode,
-    /// Cached nodes a session keeps (seed 002: 50, LRU).
+    /// Context a session keeps (LRU, seed 002).
     pub max_cached_nodes: usize,
     /// Where pass 1's context comes from, with weights and caps (`[cgrag.sources.*]`).
     pub sources: SourcesConfig,

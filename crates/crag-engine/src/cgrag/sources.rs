@@ -14,20 +14,22 @@
 use std::cmp::Ordering;
 
 use crag_core::{CachedNode, ChatTurn, ChunkId, ChunkKind, DocumentId};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::crag::{Artifact, ArtifactOrigin};
 use crate::error::{EngineError, Result};
 
 /// One source: on or off, its weight and how many of its chunks pass 1 takes at most.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SourceConfig {
-    /// Whether its chunks are used.
+    /// Use the source's results.
     pub enabled: bool,
-    /// Multiplies its chunks' relevance (seed 003: 1.0).
+    /// Multiplies their relevance, within (0, 100]: weight 2 counts a result as if it ranked twice
+    /// as high.
     pub weight: f32,
-    /// Its chunks kept at most (seed 003: 10).
+    /// The source's results kept at most (1..=1000).
     pub max_chunks: usize,
 }
 
@@ -42,16 +44,17 @@ impl Default for SourceConfig {
 }
 
 /// The chat-history source: the session's most recent turns as context.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HistoryConfig {
-    /// Whether a session's turns are used (requests without a session have none).
+    /// Use the session's turns.
     pub enabled: bool,
-    /// Multiplies the turns' relevance (the most recent turn's is 1).
+    /// The most recent turn's relevance is `weight`, the next `weight / 2`, ...: by default the
+    /// last turn ranks like the second result.
     pub weight: f32,
-    /// Most recent turns taken at most (seed 003: 10).
+    /// Most recent turns taken at most (1..=1000).
     pub max_turns: usize,
-    /// Tokens of turns taken at most, most recent first (seed 003: 2000).
+    /// Tokens of turns taken at most, most recent first.
     pub max_tokens: usize,
 }
 
@@ -67,13 +70,13 @@ impl Default for HistoryConfig {
 }
 
 /// The session source: the context a session's earlier requests used.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SessionSourceConfig {
-    /// Whether a follow-up starts from the session's cached context.
+    /// Start a follow-up from the session's cached context.
     pub enabled: bool,
-    /// Cached chunks placed first at most, most recently used first; never more than half of
-    /// `[cgrag] context_chunks`, so the new question's retrieval keeps the other half.
+    /// Cached chunks placed first at most (1..=1000), and never more than half of `context_chunks`,
+    /// so the new question's retrieval keeps the other half.
     pub max_chunks: usize,
 }
 
@@ -87,7 +90,7 @@ impl Default for SessionSourceConfig {
 }
 
 /// `[cgrag.sources]`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SourcesConfig {
     /// Indexed prose.

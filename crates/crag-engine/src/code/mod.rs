@@ -6,6 +6,7 @@
 mod chunking;
 mod expand;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
@@ -14,16 +15,18 @@ pub(crate) use chunking::syntax_chunks;
 pub(crate) use expand::{expand_with_definitions, hydrate};
 
 /// `[code]`: how source files are chunked and how code results are expanded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CodeConfig {
-    /// Cut source files of a known language (Rust, Python, TypeScript, JavaScript, Go) along
-    /// their syntax (one chunk per function, method, type...) instead of token windows.
+    /// Cut source files in Rust, Python, TypeScript/TSX, JavaScript and Go along their syntax (one
+    /// chunk per function, method, type...; long ones in parts with the signature repeated) and
+    /// keep their symbols in `<data_dir>/symbols.sqlite`; `false`: token windows like prose.
     pub syntax_chunks: bool,
-    /// Hops of the symbol graph a code result is expanded by with the definitions it uses
+    /// Hops of the symbol graph by which `crag query` adds the definitions its code results call
     /// (0: off, 1 or 2).
     pub expand_depth: u8,
-    /// Definitions the expansion adds to a result list at most.
+    /// Definitions that expansion adds to a result list at most (at least 1 when `expand_depth` is
+    /// set).
     pub expand_budget: usize,
 }
 

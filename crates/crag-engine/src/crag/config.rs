@@ -2,13 +2,14 @@ use std::time::Duration;
 
 use crag_expansion::{PrfConfig, RefineConfig};
 use crag_routing::RouterConfig;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::rerank::RerankConfig;
 use crate::error::{EngineError, Result};
 
 /// What to do when an external service (evaluator, web search) fails.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailMode {
     /// Keep what we have, record the failure in the result's warnings.
@@ -19,7 +20,7 @@ pub enum FailMode {
 }
 
 /// How an ambiguous query is expanded before it is retrieved again.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ExpansionStrategy {
     /// Pseudo-relevance feedback: RM3 terms for the keyword leg, Rocchio for the vector leg.
@@ -30,59 +31,64 @@ pub enum ExpansionStrategy {
 }
 
 /// Tunables of Corrective RAG; defaults from the seeds (see `docs/crag.md`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CragConfig {
-    /// Classify queries first and skip retrieval for greetings, thanks and arithmetic.
+    /// Classify queries first; greetings, thanks, arithmetic skip retrieval.
     pub routing_enabled: bool,
     /// Query router rules.
     pub router: RouterConfig,
-    /// The evaluator judges the first this many results and the corrections work on them;
-    /// deeper results (a `top_k` above this) follow unchanged, de-duplicated.
+    /// The evaluator judges and the corrections act on the first this many results; deeper ones
+    /// follow unchanged (>= 1).
     pub judge_depth: usize,
-    /// On an ambiguous verdict, drop the documents scored below the threshold.
+    /// Ambiguous verdict: drop documents scored below the threshold (never unscored ones, never
+    /// all).
     pub ambiguous_filter_enabled: bool,
-    /// On an ambiguous verdict, documents scored below this are dropped (seed 001: 0.4); the
-    /// documents scored at least this count towards `min_results_before_web_search`.
+    /// Ambiguous verdict: documents scored below are dropped (0..=1); documents scored at least
+    /// this count as good for `min_results_before_web_search`.
     pub ambiguous_filter_threshold: f32,
-    /// Web search runs on an ambiguous verdict when fewer documents than this remain (seed 001: 3).
+    /// Ambiguous verdict: web search when fewer documents remain.
     pub min_results_before_web_search: usize,
-    /// Web results asked for (seed 000: 5).
+    /// Web results asked for (1..=50).
     pub web_search_limit: usize,
-    /// Whether web search may run at all (it also needs a provider).
+    /// Web search may run at all (it also needs `[web_search] provider`).
     pub web_search_enabled: bool,
-    /// Web search failure: keep what we have (open) or fail the query (closed).
+    /// Web search failure: `open` keeps the results, `closed` fails the query (HTTP 503 /
+    /// UNAVAILABLE).
     pub web_search_fail_mode: FailMode,
-    /// Upper bound on one web search call, on top of the adapter's own timeout.
+    /// Upper bound of one web search call (ms).
     #[serde(with = "millis")]
+    #[schemars(with = "u64")]
     pub web_search_timeout: Duration,
-    /// Evaluator failure: return the retrieval unjudged (open) or fail the query (closed).
+    /// Evaluator failure: `open` returns results unjudged, `closed` fails the query.
     pub evaluator_fail_mode: FailMode,
-    /// Upper bound on one evaluation, on top of the adapter's own timeouts.
+    /// Upper bound of one evaluation (ms).
     #[serde(with = "millis")]
+    #[schemars(with = "u64")]
     pub evaluator_timeout: Duration,
-    /// Tokens of context returned at most, counted with the embedder's tokenizer (seed 000: 8000).
+    /// Default token budget of the returned context (MiniLM tokenizer).
     pub token_budget: usize,
-    /// Expand ambiguous queries and retrieve again.
+    /// Ambiguous verdict: expand the query, retrieve again, fuse.
     pub expansion_enabled: bool,
-    /// How queries are expanded.
+    /// `prf`: pseudo-relevance feedback (RM3 terms on BM25, Rocchio on the vector leg); `synonyms`:
+    /// the synonym table.
     pub expansion: ExpansionStrategy,
     /// Pseudo-relevance feedback parameters.
     pub prf: PrfConfig,
-    /// Weight of a further retrieval (expanded or rewritten query) when it is fused with the
-    /// current list by RRF; the current list weighs 1.
+    /// Weight of an expanded or rewritten retrieval in the RRF with the current list (which weighs
+    /// 1), 0..=1.
     pub further_retrieval_weight: f32,
-    /// Judge a corrected list again and keep it only if it scores above the list it corrects.
+    /// Judge an expanded or rewritten list again and keep it only if it scores higher.
     pub reevaluate_corrections: bool,
-    /// On an incorrect verdict, rewrite the query and retrieve it again.
+    /// Incorrect verdict: rewrite the query (LLM or keywords), retrieve it, fuse.
     pub rewrite_enabled: bool,
-    /// Synonyms added per query term (seed 000: 2).
+    /// Synonyms added per term.
     pub max_synonyms_per_term: usize,
-    /// Refine results of a correct verdict to their relevant strips (off: keep them whole).
+    /// Refine results of a correct verdict to their relevant strips.
     pub refine_correct: bool,
     /// Refine results of an ambiguous verdict.
     pub refine_ambiguous: bool,
-    /// Refine results of an incorrect verdict (web results, rewritten retrieval).
+    /// Refine results of an incorrect verdict.
     pub refine_incorrect: bool,
     /// Strip size and selection of knowledge refinement.
     pub refine: RefineConfig,

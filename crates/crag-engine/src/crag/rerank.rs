@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use crag_core::FusedHit;
 use crag_ports::{RerankScore, Reranker};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::config::FailMode;
 use crate::error::{EngineError, Result};
 
 /// Tunables of the rerank stage (seed 003 defaults).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RerankConfig {
     /// Rerank when a reranker is configured (per-collection switch: some corpora lose by it).
