@@ -30,7 +30,7 @@ pub use crag::{
     CragMetrics, EvaluationInput, ExpansionStrategy, FailMode, HeuristicRelevance, LlmRelevance,
     QueryOutcome, QueryRequest, QueryTimings, RerankConfig, RerankOutcome, Stage,
 };
-pub use crag_expansion::GraphConfig;
+pub use crag_expansion::{FeedbackRerankConfig, GraphConfig};
 pub use engine::{
     Engine, EngineConfig, EngineStats, Retrieval, RetrievalTimings, FILTER_OVERFETCH,
 };

@@ -10,7 +10,8 @@ use crag_core::{
 };
 use crag_engine::{
     ArtifactOrigin, ChunkingConfig, CragComponents, CragConfig, Engine, EngineConfig,
-    ExpansionStrategy, FailMode, NoProgress, QueryOutcome, QueryRequest, Scope,
+    ExpansionStrategy, FailMode, FeedbackRerankConfig, NoProgress, QueryOutcome, QueryRequest,
+    Scope,
 };
 use crag_expansion::SynonymTable;
 use crag_ports::fakes::{
@@ -1212,4 +1213,75 @@ async fn filtered_documents_rank_after_the_judged_ones_under_a_deeper_top_k() {
             local[3].clone()
         ]
     );
+}
+
+/// A near-copy of the first result that shares no word with the query: only its likeness to
+/// the first result can lift it.
+const LIKENESS_DOCS: &[(&str, &str, &str)] = &[
+    (
+        "panels.md",
+        "Solar energy",
+        "Photovoltaic silicon wafers, inverters, roof mounts and cables make up the panels.",
+    ),
+    ("drinks.md", "Drinks", "Energy drinks contain caffeine."),
+    (
+        "install.md",
+        "Photovoltaic installation",
+        "Photovoltaic silicon wafers, inverters, roof mounts and cables: installing the panels.",
+    ),
+    (
+        "tea.md",
+        "Green tea",
+        "Green tea is brewed from unoxidised leaves.",
+    ),
+    (
+        "jazz.md",
+        "Jazz",
+        "Jazz standards are played with improvised solos.",
+    ),
+];
+
+#[tokio::test]
+async fn the_feedback_rerank_lifts_results_like_the_first_one() {
+    let engine_with = |feedback_rerank: FeedbackRerankConfig| async move {
+        let parts = CragComponents::heuristic(CragConfig {
+            feedback_rerank,
+            ..CragConfig::default()
+        })
+        .unwrap();
+        let mut parts = parts;
+        parts.evaluator = scripted(Verdict::Correct, vec![]);
+        engine_of(LIKENESS_DOCS).await.with_crag(parts).unwrap()
+    };
+    let q = "solar energy";
+    let on = FeedbackRerankConfig {
+        feedback_docs: 1,
+        weight: 10.0,
+        ..FeedbackRerankConfig::default()
+    };
+    let e = engine_with(on).await;
+    let local = plain(&e, q, 5).await;
+    let docs = |o: &QueryOutcome| -> Vec<String> {
+        o.artifacts
+            .iter()
+            .map(|a| a.chunk.document_id.to_string())
+            .collect()
+    };
+    assert_eq!(
+        docs(&local)[..2],
+        ["panels.md", "drinks.md"],
+        "{:?}",
+        docs(&local)
+    );
+    // Asked for 2, the rerank still looks 30 deep: the near-copy comes second.
+    let lifted = e.query(&request(q, 2)).await.unwrap();
+    assert_eq!(docs(&lifted), ["panels.md", "install.md"]);
+    // Off, the first retrieval keeps the fused order.
+    let off = engine_with(FeedbackRerankConfig {
+        enabled: false,
+        ..on
+    })
+    .await;
+    let kept = off.query(&request(q, 5)).await.unwrap();
+    assert_eq!(ids(&kept), ids(&plain(&off, q, 5).await));
 }

@@ -12,6 +12,9 @@
 //!   reciprocal rank fusion ([`DEFAULT_RRF_K`] = 60), de-duplicated, original first.
 //! - [`rm3`] and [`rocchio`] are pseudo-relevance feedback for the keyword and vector legs
 //!   ([`PrfConfig`]: 5 feedback documents, 10 terms, query weight 0.8, Rocchio 0.5).
+//! - [`feedback_order`] reranks a retrieval's top candidates by their embeddings' similarity
+//!   to its first results ([`FeedbackRerankConfig`]: 30 candidates, 2 feedback documents,
+//!   weight 1), pseudo-relevance feedback on the document side.
 //! - [`pack_to_budget`] keeps results in order within a token budget
 //!   ([`DEFAULT_TOKEN_BUDGET`] = 8000), skipping what does not fit, like seed 000's
 //!   `_merge_artifacts`; [`estimate_tokens`] is the seed's words × 1.3 estimate.
@@ -30,6 +33,7 @@
 mod budget;
 mod error;
 mod expander;
+mod feedback;
 mod fusion;
 pub mod graph;
 mod prf;
@@ -42,6 +46,7 @@ mod text;
 pub use budget::{estimate_tokens, pack_to_budget, Packed, DEFAULT_TOKEN_BUDGET};
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
+pub use feedback::{feedback_order, FeedbackRerankConfig};
 pub use fusion::{fuse_ranked, fuse_weighted, Fused, DEFAULT_RRF_K};
 pub use graph::GraphConfig;
 pub use prf::{rm3, rocchio, PrfConfig};

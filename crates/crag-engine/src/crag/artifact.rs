@@ -215,7 +215,7 @@ pub enum Stage {
     Route,
     /// The first retrieval.
     Retrieve,
-    /// Cross-encoder reranking.
+    /// Reranking: the cross-encoder, or the feedback rerank when none is configured.
     Rerank,
     /// Relevance evaluation.
     Evaluate,

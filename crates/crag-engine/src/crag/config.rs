@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use crag_expansion::{PrfConfig, RefineConfig};
+use crag_expansion::{FeedbackRerankConfig, PrfConfig, RefineConfig};
 use crag_routing::RouterConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -96,6 +96,10 @@ pub struct CragConfig {
     pub rewrite_max_tokens: u32,
     /// Two-stage retrieval with a cross-encoder (used when a reranker is configured).
     pub rerank: RerankConfig,
+    /// The first retrieval's top candidates reordered by their similarity to its first
+    /// results (pseudo-relevance feedback on the document side); with Corrective RAG only
+    /// (`use_crag`), when no cross-encoder reranks, and not for multi-step questions.
+    pub feedback_rerank: FeedbackRerankConfig,
 }
 
 impl Default for CragConfig {
@@ -127,6 +131,7 @@ impl Default for CragConfig {
             refine: RefineConfig::default(),
             rewrite_max_tokens: 64,
             rerank: RerankConfig::default(),
+            feedback_rerank: FeedbackRerankConfig::default(),
         }
     }
 }
@@ -161,6 +166,9 @@ impl CragConfig {
             return bad("prf", &why);
         }
         self.rerank.validate()?;
+        if let Err(why) = self.feedback_rerank.validate() {
+            return bad("feedback_rerank", &why);
+        }
         if self.refine.sentences_per_strip == 0 {
             return bad("refine.sentences_per_strip", "must be positive");
         }

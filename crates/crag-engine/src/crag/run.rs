@@ -1,13 +1,13 @@
 //! The state of one query while it runs, and the stages every path shares: the first
 //! retrieval (routed, reranked), evaluation and fusion of a further retrieval.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use crag_core::{
     ChunkId, Correction, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, TopK,
 };
-use crag_expansion::fuse_weighted;
+use crag_expansion::{feedback_order, fuse_weighted, FeedbackRerankConfig};
 use crag_ports::Reranker;
 use crag_routing::{Route, RoutingDecision};
 
@@ -82,20 +82,33 @@ impl<'a> Run<'a> {
             .reranker
             .as_ref()
             .filter(|_| request.use_rerank && rt.config().rerank.enabled);
-        let depth = match reranker {
-            Some(_) => TopK::new(rt.config().rerank.coarse_k.max(request.top_k.get()))?,
-            None => request.top_k,
+        let feedback = rt.config().feedback_rerank;
+        // Part of Corrective RAG: plain retrieval (`use_crag` off) keeps the fused order.
+        let feedback = (request.use_crag
+            && reranker.is_none()
+            && feedback.enabled
+            && route.route != Route::MultiStep)
+            .then_some(feedback);
+        let depth = match (reranker, feedback) {
+            (Some(_), _) => TopK::new(rt.config().rerank.coarse_k.max(request.top_k.get()))?,
+            (None, Some(f)) => TopK::new(f.depth.max(request.top_k.get()))?,
+            (None, None) => request.top_k,
         };
         let t = Instant::now();
         let (hits, floor, retrieval) = self.retrieve_routed(route, depth).await?;
         self.timings.add(Stage::Retrieve, t.elapsed());
         self.timings.retrieval = retrieval;
-        let (scored, outcome) = match reranker {
-            Some(r) => {
+        let (scored, outcome) = match (reranker, feedback) {
+            (Some(r), _) => {
                 let (scored, outcome) = self.rerank(r.as_ref(), hits).await?;
                 (scored, Some(outcome))
             }
-            None => (hits.into_iter().map(|h| (h, None)).collect(), None),
+            (None, Some(f)) => {
+                let mut hits = self.feedback_rerank(hits, &f).await;
+                hits.truncate(request.top_k.get());
+                (hits.into_iter().map(|h| (h, None)).collect(), None)
+            }
+            (None, None) => (hits.into_iter().map(|h| (h, None)).collect(), None),
         };
         let artifacts = scored
             .into_iter()
@@ -215,6 +228,43 @@ impl<'a> Run<'a> {
                 None
             }
         }
+    }
+
+    /// The top `depth` hits reordered by their stored embeddings' similarity to the first
+    /// ones ([`feedback_order`]). Fails open: when the embeddings cannot be read, or one is
+    /// missing, the order stays (with a warning for a failed read).
+    async fn feedback_rerank(
+        &mut self,
+        mut hits: Vec<FusedHit>,
+        config: &FeedbackRerankConfig,
+    ) -> Vec<FusedHit> {
+        let k = config.depth.min(hits.len());
+        let t = Instant::now();
+        let ids: Vec<ChunkId> = hits[..k].iter().map(|h| h.chunk.id.clone()).collect();
+        match self.engine.stored_vectors(&ids).await {
+            Ok(found) => {
+                let mut by_id: HashMap<ChunkId, Vec<f32>> = found.into_iter().collect();
+                let vectors: Option<Vec<Vec<f32>>> =
+                    ids.iter().map(|id| by_id.remove(id)).collect();
+                if let Some(vectors) = vectors {
+                    let scores: Vec<f32> = hits[..k].iter().map(|h| h.fused_score).collect();
+                    let order =
+                        feedback_order(&scores, &vectors, config.feedback_docs, config.weight);
+                    let mut head: Vec<Option<FusedHit>> = hits.drain(..k).map(Some).collect();
+                    let reordered: Vec<FusedHit> =
+                        order.into_iter().filter_map(|i| head[i].take()).collect();
+                    hits.splice(0..0, reordered);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "feedback rerank: embeddings not read");
+                self.warnings.push(format!(
+                    "feedback rerank skipped: embeddings not read ({e})"
+                ));
+            }
+        }
+        self.timings.add(Stage::Rerank, t.elapsed());
+        hits
     }
 
     /// Second stage: cross-encoder scores, threshold, final k; honours the fail mode.
