@@ -37,6 +37,11 @@ pub struct EvalArgs {
     /// hybrid+crag); the evaluator report needs hybrid and hybrid+crag.
     #[arg(long, value_delimiter = ',', value_parser = parse_stage)]
     stages: Vec<Stage>,
+    /// Also fit the calibrated evaluator without labels on N pseudo-queries of the indexed
+    /// corpus (as `crag calibrate --self` does) and report its AUROC beside the configured
+    /// evaluator's, on the same documents and labels (with `--ablate`). 0: not.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    self_calibrate: usize,
 }
 
 /// The stage runs as a progress bar on stderr.
@@ -72,6 +77,7 @@ pub async fn eval(ctx: &Context, args: EvalArgs) -> Result<()> {
         crag_top_k: args.crag_top_k,
         runs: args.runs,
         stages: args.stages,
+        self_calibrate: args.self_calibrate,
     };
     let report = evaluate(
         &ctx.config,

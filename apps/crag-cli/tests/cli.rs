@@ -392,6 +392,40 @@ fn calibrate_self_fits_on_pseudo_queries_without_labels() {
 }
 
 #[test]
+fn eval_reports_the_self_calibrated_evaluator_beside_the_configured_one() {
+    let data = tempfile::tempdir().expect("tmp");
+    let dataset = fixture_beir();
+    let report = data.path().join("report.json");
+    let out = crag(
+        data.path(),
+        &[
+            "eval",
+            "--dataset",
+            dataset.as_str(),
+            "--stages",
+            "hybrid,hybrid+crag",
+            "--clients",
+            "0",
+            "--ablate",
+            "0.5",
+            "--seed",
+            "7",
+            "--self-calibrate",
+            "6",
+            "--json",
+            report.to_str().expect("utf-8 path"),
+        ],
+    );
+    assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("self-calibrated, no labels: "), "{stdout}");
+    let evaluator = &file_json(&report)["evaluator"];
+    let auroc = evaluator["selfCalibratedAuroc"].as_f64().expect("an AUROC");
+    assert!((0.0..=1.0).contains(&auroc), "{auroc}");
+    assert!(evaluator["auroc"].as_f64().is_some(), "{evaluator}");
+}
+
+#[test]
 fn calibrate_writes_a_file_that_eval_loads() {
     let data = tempfile::tempdir().expect("tmp");
     let dataset = fixture_beir();

@@ -128,6 +128,8 @@ pub struct PreparedIndex {
     pub ablated_queries: Vec<usize>,
     /// Corpus documents removed by the ablation.
     pub ablated_documents: usize,
+    /// Their corpus ids.
+    pub ablated_ids: HashSet<String>,
     /// What the ingestion wrote or deleted.
     pub ingest: IngestReport,
 }
@@ -213,6 +215,7 @@ pub async fn prepare_index(
         index_dir,
         prefix,
         ablated_documents: ablated_ids.len(),
+        ablated_ids: ablated_ids.into_iter().map(str::to_owned).collect(),
         ablated_queries,
         ingest,
     })

@@ -13,8 +13,9 @@ use anyhow::{Context as _, Result};
 use crag_config::{Config, EvaluatorKind};
 use crag_core::{ChunkFilter, Query, TopK};
 use crag_engine::{Engine, IngestProgress, QueryOutcome, QueryRequest};
-use crag_evaluation::{auroc, HeuristicConfig, HeuristicEvaluator};
+use crag_evaluation::auroc;
 
+use crate::baselines::{heuristic_scores, self_calibrated_scores, SelfCalibration};
 use crate::collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
 use crate::metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k};
 use crate::report::{EvalReport, EvaluatorReport, IngestFigures, Latency, StageReport};
@@ -34,6 +35,9 @@ pub struct EvalOptions {
     pub runs: Option<PathBuf>,
     /// Run only these stages (empty: all); the evaluator report needs hybrid and hybrid+crag.
     pub stages: Vec<Stage>,
+    /// Also fit the calibrated evaluator without labels on this many pseudo-queries of the
+    /// indexed corpus and report its AUROC beside the configured evaluator's (0: not).
+    pub self_calibrate: usize,
 }
 
 impl Default for EvalOptions {
@@ -44,6 +48,7 @@ impl Default for EvalOptions {
             crag_top_k: DEPTH,
             runs: None,
             stages: Vec::new(),
+            self_calibrate: 0,
         }
     }
 }
@@ -184,13 +189,24 @@ pub async fn evaluate(
         progress.note("scoring the same documents with the seed heuristic for comparison");
         Some(heuristic_scores(engine, &collection.queries, crag_top_k).await?)
     };
+    let self_calibrated = if options.self_calibrate > 0 && judged {
+        progress.note("fitting the calibrated evaluator on pseudo-queries of the corpus");
+        let fit = SelfCalibration {
+            queries: options.self_calibrate,
+            seed: spec.seed,
+        };
+        let queries = &collection.queries;
+        Some(self_calibrated_scores(config, spec, &index, queries, crag_top_k, &fit).await?)
+    } else {
+        None
+    };
     let evaluator = evaluator_report(
         &collection,
         &per_query,
         config,
         spec,
         &index,
-        baseline.as_deref(),
+        [baseline.as_deref(), self_calibrated.as_deref()],
     );
     let report = &index.ingest;
     Ok(EvalReport {
@@ -318,24 +334,6 @@ pub fn judged_request(q: &Query, top_k: TopK) -> QueryRequest {
 /// A token budget no ranking of at most 1000 chunks reaches.
 const UNBOUNDED_BUDGET: usize = 1 << 40;
 
-/// The seed heuristic's score of the documents the Corrective RAG stage judges, per query:
-/// the baseline printed beside another evaluator's AUROC.
-async fn heuristic_scores(
-    engine: &Engine,
-    queries: &[(String, Query)],
-    top_k: TopK,
-) -> Result<Vec<f64>> {
-    let heuristic = HeuristicEvaluator::new(HeuristicConfig::default())?;
-    let mut scores = Vec::with_capacity(queries.len());
-    for (_, q) in queries {
-        let input = engine.evaluation_input(&judged_request(q, top_k)).await?;
-        scores.push(f64::from(
-            heuristic.evaluate(q.as_str(), &input.documents).score,
-        ));
-    }
-    Ok(scores)
-}
-
 /// Queries per second with `clients` concurrent callers over the whole query list.
 async fn throughput(
     engine: &Engine,
@@ -413,7 +411,7 @@ fn evaluator_report(
     config: &Config,
     args: &CollectionSpec,
     index: &PreparedIndex,
-    baseline: Option<&[f64]>,
+    [baseline, self_calibrated]: [Option<&[f64]>; 2],
 ) -> EvaluatorReport {
     let empty = Vec::new();
     let crag = per_query.get(&Stage::Crag).unwrap_or(&empty);
@@ -421,6 +419,7 @@ fn evaluator_report(
     let mut scores = Vec::new();
     let mut labels = Vec::new();
     let mut baseline_scores = Vec::new();
+    let mut self_scores = Vec::new();
     let mut verdicts: BTreeMap<String, [usize; 2]> = BTreeMap::new();
     let (mut raised, mut lowered, mut unchanged) = (0, 0, 0);
     for (i, (id, _)) in c.queries.iter().enumerate() {
@@ -443,6 +442,9 @@ fn evaluator_report(
             labels.push(answerable);
             if let Some(b) = baseline.and_then(|b| b.get(i)) {
                 baseline_scores.push(*b);
+            }
+            if let Some(s) = self_calibrated.and_then(|s| s.get(i)) {
+                self_scores.push(*s);
             }
         }
         if o.correction_strategy() != "none" {
@@ -468,6 +470,9 @@ fn evaluator_report(
         heuristic_auroc: baseline
             .filter(|_| baseline_scores.len() == labels.len())
             .and_then(|_| auroc(&baseline_scores, &labels)),
+        self_calibrated_auroc: self_calibrated
+            .filter(|_| self_scores.len() == labels.len())
+            .and_then(|_| auroc(&self_scores, &labels)),
         verdicts,
         corrections_raised_ndcg: raised,
         corrections_lowered_ndcg: lowered,

@@ -9,6 +9,7 @@
 //!   RAG) and measures quality, latency, throughput and the evaluator's AUROC;
 //! - [`report`]: the report's JSON shape and printed form.
 
+mod baselines;
 pub mod code_context;
 pub mod collection;
 pub mod harness;

@@ -102,6 +102,9 @@ pub struct EvaluatorReport {
     /// The seed heuristic's score of the same documents against the same labels (when another
     /// evaluator is configured).
     pub heuristic_auroc: Option<f64>,
+    /// The calibrated evaluator's, fitted without labels on pseudo-queries of the indexed
+    /// corpus (`--self-calibrate N`), on the same documents and labels.
+    pub self_calibrated_auroc: Option<f64>,
     /// verdict -> [answerable, unanswerable].
     pub verdicts: BTreeMap<String, [usize; 2]>,
     /// Corrected queries whose nDCG@10 rose.
@@ -159,11 +162,14 @@ pub fn print_report(r: &EvalReport) {
     }
     let e = &r.evaluator;
     println!(
-        "evaluator {}: AUROC {}{} over {} answerable / {} unanswerable queries (ablated {} queries, {} documents; seed {})",
+        "evaluator {}: AUROC {}{}{} over {} answerable / {} unanswerable queries (ablated {} queries, {} documents; seed {})",
         e.evaluator,
         e.auroc.map_or_else(|| "n/a".into(), |a| format!("{a:.3}")),
         e.heuristic_auroc.map_or_else(String::new, |a| format!(
             " (seed heuristic on the same documents: {a:.3})"
+        )),
+        e.self_calibrated_auroc.map_or_else(String::new, |a| format!(
+            " (self-calibrated, no labels: {a:.3})"
         )),
         e.answerable,
         e.unanswerable,
