@@ -6,7 +6,7 @@
 
 use anyhow::{Context as _, Result};
 use crag_config::Config;
-use crag_core::{Query, TopK};
+use crag_core::{EvalDocument, Evaluation, Query, TopK};
 use crag_engine::sources::read_beir_corpus;
 use crag_engine::Engine;
 use crag_evaluation::{
@@ -24,12 +24,24 @@ pub(crate) async fn heuristic_scores(
     top_k: TopK,
 ) -> Result<Vec<f64>> {
     let heuristic = HeuristicEvaluator::new(HeuristicConfig::default())?;
+    judged_scores(engine, queries, top_k, |q, docs| {
+        heuristic.evaluate(q, docs)
+    })
+    .await
+}
+
+/// `evaluate`'s score of each query's judged documents (what the Corrective RAG stage's
+/// evaluator is shown), in `queries`' order.
+async fn judged_scores(
+    engine: &Engine,
+    queries: &[(String, Query)],
+    top_k: TopK,
+    evaluate: impl Fn(&str, &[EvalDocument]) -> Evaluation,
+) -> Result<Vec<f64>> {
     let mut scores = Vec::with_capacity(queries.len());
     for (_, q) in queries {
         let input = engine.evaluation_input(&judged_request(q, top_k)).await?;
-        scores.push(f64::from(
-            heuristic.evaluate(q.as_str(), &input.documents).score,
-        ));
+        scores.push(f64::from(evaluate(q.as_str(), &input.documents).score));
     }
     Ok(scores)
 }
@@ -74,12 +86,8 @@ pub(crate) async fn self_calibrated_scores(
         ..CalibrationOptions::default()
     };
     let evaluator = CalibratedEvaluator::new(calibrate(&samples, &options)?)?;
-    let mut scores = Vec::with_capacity(queries.len());
-    for (_, q) in queries {
-        let input = engine.evaluation_input(&judged_request(q, top_k)).await?;
-        scores.push(f64::from(
-            evaluator.evaluate(q.as_str(), &input.documents).score,
-        ));
-    }
-    Ok(scores)
+    judged_scores(engine, queries, top_k, |q, docs| {
+        evaluator.evaluate(q, docs)
+    })
+    .await
 }
