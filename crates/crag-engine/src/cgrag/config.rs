@@ -50,7 +50,7 @@ pub struct CgragConfig {
     /// Detector failure: `open` returns the context without an answer (stop `detector_failed`),
     /// `closed` fails the request.
     pub detector_fail_mode: FailMode,
-    /// Context a session keeps (LRU, seed 002).
+    /// Cached context nodes a session keeps (LRU; seed 002: 50).
     pub max_cached_nodes: usize,
     /// Where pass 1's context comes from, with weights and caps (`[cgrag.sources.*]`).
     pub sources: SourcesConfig,

@@ -44,29 +44,30 @@ pub struct CragConfig {
     /// Ambiguous verdict: drop documents scored below the threshold (never unscored ones, never
     /// all).
     pub ambiguous_filter_enabled: bool,
-    /// Ambiguous verdict: documents scored below are dropped (0..=1); documents scored at least
-    /// this count as good for `min_results_before_web_search`.
+    /// Ambiguous verdict: documents scored below are dropped (0..=1; seed 001: 0.4); documents
+    /// scored at least this count as good for `min_results_before_web_search`.
     pub ambiguous_filter_threshold: f32,
-    /// Ambiguous verdict: web search when fewer documents remain.
+    /// Ambiguous verdict: web search when fewer documents remain (seed 001: 3).
     pub min_results_before_web_search: usize,
-    /// Web results asked for (1..=50).
+    /// Web results asked for (1..=50; seed 000: 5).
     pub web_search_limit: usize,
     /// Web search may run at all (it also needs `[web_search] provider`).
     pub web_search_enabled: bool,
     /// Web search failure: `open` keeps the results, `closed` fails the query (HTTP 503 /
     /// UNAVAILABLE).
     pub web_search_fail_mode: FailMode,
-    /// Upper bound of one web search call (ms).
+    /// Upper bound of one web search call (ms), on top of the adapter's own timeout.
     #[serde(with = "millis")]
     #[schemars(with = "u64")]
     pub web_search_timeout: Duration,
     /// Evaluator failure: `open` returns results unjudged, `closed` fails the query.
     pub evaluator_fail_mode: FailMode,
-    /// Upper bound of one evaluation (ms).
+    /// Upper bound of one evaluation (ms), on top of the adapter's own timeouts.
     #[serde(with = "millis")]
     #[schemars(with = "u64")]
     pub evaluator_timeout: Duration,
-    /// Default token budget of the returned context (MiniLM tokenizer).
+    /// Default token budget of the returned context, counted with the embedder's tokenizer
+    /// (seed 000: 8000).
     pub token_budget: usize,
     /// Ambiguous verdict: expand the query, retrieve again, fuse.
     pub expansion_enabled: bool,
@@ -82,7 +83,7 @@ pub struct CragConfig {
     pub reevaluate_corrections: bool,
     /// Incorrect verdict: rewrite the query (LLM or keywords), retrieve it, fuse.
     pub rewrite_enabled: bool,
-    /// Synonyms added per term.
+    /// Synonyms added per term (seed 000: 2).
     pub max_synonyms_per_term: usize,
     /// Refine results of a correct verdict to their relevant strips.
     pub refine_correct: bool,
