@@ -431,7 +431,9 @@ fn evaluator_report(
             continue;
         };
         let (crag_ranked, hybrid_ranked) = (&crag_run.ids, &hybrid_run.ids);
-        // Answerable: the top 10 the evaluator judged holds a relevant document.
+        // Answerable: hybrid's top 10 holds a relevant document. The evaluator judges that
+        // top 10 as the feedback rerank reorders it (candidates from ranks 11-30 can enter);
+        // the labels stay hybrid's so that figures compare across configurations.
         let answerable = hybrid_ranked
             .iter()
             .take(10)

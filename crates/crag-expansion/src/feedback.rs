@@ -22,7 +22,7 @@ pub struct FeedbackRerankConfig {
     /// make the centroid (1..=`depth`).
     pub feedback_docs: usize,
     /// Weight of a candidate's cosine similarity to the centroid, added to its min-max
-    /// normalised fused score (>= 0; within [0, 10]).
+    /// normalised fused score, within [0, 10] (0: the fused order).
     pub weight: f32,
 }
 
