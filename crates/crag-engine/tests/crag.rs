@@ -89,10 +89,18 @@ async fn engine() -> Engine {
 }
 
 async fn engine_of(documents: &[(&str, &str, &str)]) -> Engine {
+    engine_over(documents, Arc::new(InMemoryVectorIndex::new(64))).await
+}
+
+/// [`engine_of`] over the given vector index.
+async fn engine_over(
+    documents: &[(&str, &str, &str)],
+    vectors: Arc<InMemoryVectorIndex>,
+) -> Engine {
     let embedder = Arc::new(HashEmbedder::new(64));
     let engine = Engine::new(
         embedder,
-        Arc::new(InMemoryVectorIndex::new(64)),
+        vectors,
         Arc::new(InMemoryKeywordIndex::default()),
         EngineConfig {
             chunking: ChunkingConfig {
@@ -1241,47 +1249,83 @@ const LIKENESS_DOCS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-#[tokio::test]
-async fn the_feedback_rerank_lifts_results_like_the_first_one() {
-    let engine_with = |feedback_rerank: FeedbackRerankConfig| async move {
-        let parts = CragComponents::heuristic(CragConfig {
-            feedback_rerank,
-            ..CragConfig::default()
-        })
-        .unwrap();
-        let mut parts = parts;
-        parts.evaluator = scripted(Verdict::Correct, vec![]);
-        engine_of(LIKENESS_DOCS).await.with_crag(parts).unwrap()
-    };
-    let q = "solar energy";
-    let on = FeedbackRerankConfig {
+/// The feedback rerank at its strongest (one feedback document, weight 10): a result's place
+/// is its likeness to the first.
+fn strong_feedback() -> FeedbackRerankConfig {
+    FeedbackRerankConfig {
         feedback_docs: 1,
         weight: 10.0,
         ..FeedbackRerankConfig::default()
-    };
-    let e = engine_with(on).await;
+    }
+}
+
+async fn with_feedback(
+    feedback_rerank: FeedbackRerankConfig,
+    vectors: Arc<InMemoryVectorIndex>,
+) -> Engine {
+    let mut parts = CragComponents::heuristic(CragConfig {
+        feedback_rerank,
+        ..CragConfig::default()
+    })
+    .unwrap();
+    parts.evaluator = scripted(Verdict::Correct, vec![]);
+    engine_over(LIKENESS_DOCS, vectors)
+        .await
+        .with_crag(parts)
+        .unwrap()
+}
+
+fn documents(o: &QueryOutcome) -> Vec<String> {
+    o.artifacts
+        .iter()
+        .map(|a| a.chunk.document_id.to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_feedback_rerank_lifts_results_like_the_first_one() {
+    let q = "solar energy";
+    let e = with_feedback(strong_feedback(), Arc::new(InMemoryVectorIndex::new(64))).await;
     let local = plain(&e, q, 5).await;
-    let docs = |o: &QueryOutcome| -> Vec<String> {
-        o.artifacts
-            .iter()
-            .map(|a| a.chunk.document_id.to_string())
-            .collect()
-    };
     assert_eq!(
-        docs(&local)[..2],
+        documents(&local)[..2],
         ["panels.md", "drinks.md"],
         "{:?}",
-        docs(&local)
+        documents(&local)
     );
     // Asked for 2, the rerank still looks 30 deep: the near-copy comes second.
     let lifted = e.query(&request(q, 2)).await.unwrap();
-    assert_eq!(docs(&lifted), ["panels.md", "install.md"]);
+    assert_eq!(documents(&lifted), ["panels.md", "install.md"]);
     // Off, the first retrieval keeps the fused order.
-    let off = engine_with(FeedbackRerankConfig {
-        enabled: false,
-        ..on
-    })
+    let off = with_feedback(
+        FeedbackRerankConfig {
+            enabled: false,
+            ..strong_feedback()
+        },
+        Arc::new(InMemoryVectorIndex::new(64)),
+    )
     .await;
     let kept = off.query(&request(q, 5)).await.unwrap();
     assert_eq!(ids(&kept), ids(&plain(&off, q, 5).await));
+}
+
+#[tokio::test]
+async fn the_feedback_rerank_fails_open_when_the_vectors_cannot_be_read() {
+    let q = "solar energy";
+    let vectors = Arc::new(InMemoryVectorIndex::new(64));
+    let e = with_feedback(strong_feedback(), vectors.clone()).await;
+    vectors.fail_vector_reads(true);
+    let o = e.query(&request(q, 2)).await.unwrap();
+    assert_eq!(documents(&o), ["panels.md", "drinks.md"]);
+    assert!(
+        o.warnings
+            .iter()
+            .any(|w| w.contains("feedback rerank skipped")),
+        "{:?}",
+        o.warnings
+    );
+    vectors.fail_vector_reads(false);
+    let o = e.query(&request(q, 2)).await.unwrap();
+    assert_eq!(documents(&o), ["panels.md", "install.md"]);
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
 }

@@ -186,6 +186,7 @@ pub struct InMemoryVectorIndex {
     records: Mutex<BTreeMap<String, EmbeddedChunk>>,
     optimizations: AtomicUsize,
     fail_optimize: AtomicBool,
+    fail_vector_reads: AtomicBool,
 }
 
 impl InMemoryVectorIndex {
@@ -196,7 +197,14 @@ impl InMemoryVectorIndex {
             records: Mutex::default(),
             optimizations: AtomicUsize::new(0),
             fail_optimize: AtomicBool::new(false),
+            fail_vector_reads: AtomicBool::new(false),
         }
+    }
+
+    /// Makes later [`VectorIndex::vectors`] calls fail (`true`) or succeed; searches still
+    /// work.
+    pub fn fail_vector_reads(&self, fail: bool) {
+        self.fail_vector_reads.store(fail, Ordering::SeqCst);
     }
 
     /// Returns how many times [`VectorIndex::optimize`] was called, failed calls included.
@@ -272,6 +280,12 @@ impl VectorIndex for InMemoryVectorIndex {
         &self,
         ids: &[crag_core::ChunkId],
     ) -> PortResult<Vec<(crag_core::ChunkId, Vec<f32>)>> {
+        if self.fail_vector_reads.load(Ordering::SeqCst) {
+            return Err(PortError::new(
+                crate::ErrorKind::Unavailable,
+                "vector reads fail on purpose",
+            ));
+        }
         let map = lock(&self.records);
         Ok(ids
             .iter()
