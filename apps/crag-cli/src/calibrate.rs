@@ -208,7 +208,7 @@ fn write_outputs(
             args.collection.ablate,
             args.collection.seed,
             index.ablated_queries.len(),
-            index.ablated_documents,
+            index.ablated_ids.len(),
             if args.rerank && index.engine.has_reranker() {
                 ", reranked"
             } else {

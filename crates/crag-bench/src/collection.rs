@@ -126,9 +126,7 @@ pub struct PreparedIndex {
     pub prefix: String,
     /// Indices (into the collection's queries) of the ablated queries.
     pub ablated_queries: Vec<usize>,
-    /// Corpus documents removed by the ablation.
-    pub ablated_documents: usize,
-    /// Their corpus ids.
+    /// Corpus ids of the documents the ablation removed.
     pub ablated_ids: HashSet<String>,
     /// What the ingestion wrote or deleted.
     pub ingest: IngestReport,
@@ -214,7 +212,6 @@ pub async fn prepare_index(
         name,
         index_dir,
         prefix,
-        ablated_documents: ablated_ids.len(),
         ablated_ids: ablated_ids.into_iter().map(str::to_owned).collect(),
         ablated_queries,
         ingest,

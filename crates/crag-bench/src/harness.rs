@@ -465,7 +465,7 @@ fn evaluator_report(
         ablate: args.ablate,
         seed: args.seed,
         ablated_queries: index.ablated_queries.len(),
-        ablated_documents: index.ablated_documents,
+        ablated_documents: index.ablated_ids.len(),
         answerable,
         unanswerable: labels.len() - answerable,
         auroc: auroc(&scores, &labels),

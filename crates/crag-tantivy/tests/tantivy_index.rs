@@ -306,7 +306,6 @@ fn any_text_is_a_valid_query() {
         .expect("every query succeeds");
 }
 
-/// Tantivy's own English chain, the index's analyzer before it used `crag-text`.
 /// `text` with the `s` of `word's` / `word’s` (followed by no letter or digit) removed:
 /// Lucene's possessive filter, which Tantivy's English chain does not have.
 fn without_possessive_s(text: &str) -> String {
@@ -325,6 +324,7 @@ fn without_possessive_s(text: &str) -> String {
     out
 }
 
+/// Tantivy's own English chain, the index's analyzer before it used `crag-text`.
 fn tantivy_english(text: &str) -> Vec<String> {
     use tantivy::tokenizer::{
         AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
