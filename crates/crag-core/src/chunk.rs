@@ -241,6 +241,11 @@ pub struct Chunk {
     /// not by the keyword and vector indexes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<crate::CodeMeta>,
+    /// Tokens of `text` as the embedder's tokenizer counted them when the chunk was cut (the
+    /// chunk's token window), so that a query need not tokenise it again; `None` when unknown.
+    /// Whoever changes `text` clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u32>,
 }
 
 impl Chunk {
@@ -270,7 +275,14 @@ impl Chunk {
             kind,
             content_hash: content_hash.into(),
             code: None,
+            tokens: None,
         })
+    }
+
+    /// Returns the chunk with its token count set (see [`Chunk::tokens`]).
+    pub fn with_tokens(mut self, tokens: usize) -> Self {
+        self.tokens = u32::try_from(tokens).ok();
+        self
     }
 
     /// Returns the chunk with its code metadata set.

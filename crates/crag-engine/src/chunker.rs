@@ -52,7 +52,7 @@ impl ChunkingConfig {
 /// `config.overlap_tokens`, given the byte spans of its tokens.
 ///
 /// A chunk's text is the document's own text from its first token to its last, so byte and
-/// line spans point at the source exactly.
+/// line spans point at the source exactly; its token count is its window's.
 pub fn chunk_document(
     doc: &Document,
     token_spans: &[Range<usize>],
@@ -86,16 +86,19 @@ pub fn chunk_document(
         let last = (first + config.chunk_tokens).min(token_spans.len()) - 1;
         let (start, end) = (token_spans[first].start, token_spans[last].end);
         let span = Span::new(start as u64, end as u64, line_of(start), line_of(end - 1))?;
-        chunks.push(Chunk::new(
-            ChunkId::for_document(&doc.id, chunks.len()),
-            doc.id.clone(),
-            doc.source.clone(),
-            doc.title.clone(),
-            &text[start..end],
-            span,
-            doc.kind,
-            hash.clone(),
-        )?);
+        chunks.push(
+            Chunk::new(
+                ChunkId::for_document(&doc.id, chunks.len()),
+                doc.id.clone(),
+                doc.source.clone(),
+                doc.title.clone(),
+                &text[start..end],
+                span,
+                doc.kind,
+                hash.clone(),
+            )?
+            .with_tokens(last + 1 - first),
+        );
         if last + 1 == token_spans.len() {
             break;
         }
@@ -152,6 +155,9 @@ mod tests {
             let s = &c.span;
             assert_eq!(&text[s.byte_start as usize..s.byte_end as usize], c.text);
         }
+        // Each chunk carries its window's token count: 10, 10, 10, then w21..w24.
+        let tokens: Vec<_> = chunks.iter().map(|c| c.tokens).collect();
+        assert_eq!(tokens, [Some(10), Some(10), Some(10), Some(4)]);
     }
 
     #[test]

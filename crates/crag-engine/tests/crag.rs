@@ -18,7 +18,9 @@ use crag_ports::fakes::{
     FnEvaluator, HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex, ScriptedLanguageModel,
     StaticWebSearch,
 };
-use crag_ports::{ErrorKind, PortError, RelevanceEvaluator, WebResult, WebSearch};
+use crag_ports::{
+    Embedder, ErrorKind, KeywordIndex, PortError, RelevanceEvaluator, WebResult, WebSearch,
+};
 
 const DOCS: &[(&str, &str, &str)] = &[
     (
@@ -607,6 +609,52 @@ async fn the_token_budget_is_never_exceeded() {
     assert!(o.tokens_used <= 20);
     assert!(o.artifacts.len() < 4);
     assert!(o.warnings.iter().any(|w| w.contains("token budget")));
+}
+
+#[tokio::test]
+async fn packing_reads_the_token_counts_stored_at_ingestion() {
+    let keywords = Arc::new(InMemoryKeywordIndex::default());
+    let e = Engine::new(
+        Arc::new(HashEmbedder::new(64)),
+        Arc::new(InMemoryVectorIndex::new(64)),
+        keywords.clone(),
+        EngineConfig::default(),
+    )
+    .unwrap();
+    let docs = DOCS
+        .iter()
+        .map(|(id, title, text)| {
+            let doc_id = DocumentId::new(*id).unwrap();
+            Document::new(doc_id, *id, *title, *text, ChunkKind::Prose).unwrap()
+        })
+        .collect();
+    e.ingest(docs, Vec::new(), &Scope::None, &NoProgress)
+        .await
+        .unwrap();
+    // Ingestion stored each chunk's count, its tokenizer's.
+    let mut chunks = Vec::new();
+    for doc in keywords.documents().await.unwrap() {
+        chunks.extend(keywords.document_chunks(&doc.id).await.unwrap());
+    }
+    assert_eq!(chunks.len(), DOCS.len());
+    for c in &mut chunks {
+        let spans = HashEmbedder::new(64).token_spans(&c.text).unwrap();
+        assert_eq!(c.tokens, Some(spans.len() as u32), "{}", c.text);
+        c.tokens = Some(500);
+    }
+    // Packing takes the stored count, not a count of the text: with 500 stored per chunk a
+    // budget of 600 holds one result.
+    keywords.upsert(&chunks).await.unwrap();
+    let o = e
+        .query(&QueryRequest {
+            token_budget: Some(600),
+            use_crag: false,
+            ..request("Python Rust code", 4)
+        })
+        .await
+        .unwrap();
+    assert_eq!((o.artifacts.len(), o.tokens_used), (1, 500));
+    assert_eq!(o.artifacts[0].tokens, 500);
 }
 
 #[tokio::test]

@@ -344,6 +344,8 @@ pub(crate) fn read_rows(batch: &RecordBatch) -> PortResult<Vec<(Chunk, f32)>> {
                 .map_err(|e| PortError::internal("stored chunk kind is invalid", e))?,
             content_hash: not_null(hashes.get(row), CONTENT_HASH)?.to_owned(),
             code: None,
+            // Not stored in the vector table: the keyword catalogue keeps it.
+            tokens: None,
         };
         let distance = primitive(distances, row, DISTANCE, Float32Array::value)?;
         rows.push((chunk, distance));

@@ -13,11 +13,11 @@ use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
 use crate::bm25::Bm25;
 use crate::error::{io_error, port_error};
-use crate::schema::{analyzer, Fields, ANALYZER};
+use crate::schema::{analyzer, Fields, Version, ANALYZER};
 
 /// Memory the writer may buffer before flushing a segment, across its threads.
 const WRITER_MEMORY_BUDGET: usize = 50_000_000;
@@ -73,7 +73,15 @@ impl TantivyKeywordIndex {
         let directory = MmapDirectory::open(dir)
             .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
         let (schema, fields) = Fields::schema();
-        let index = Index::open_or_create(directory, schema).map_err(port_error(MESSAGE))?;
+        let (index, fields) = match Index::open_or_create(directory.clone(), schema) {
+            // An index of the schema before token counts were stored opens as it is.
+            Err(TantivyError::SchemaError(_)) => {
+                let (schema, fields) = Fields::schema_of(Version::WithoutTokens);
+                let index = Index::open_or_create(directory, schema);
+                (index.map_err(port_error(MESSAGE))?, fields)
+            }
+            index => (index.map_err(port_error(MESSAGE))?, fields),
+        };
         let analyzer = analyzer()?;
         index.tokenizers().register(ANALYZER, analyzer.clone());
         let writer = index

@@ -22,6 +22,16 @@ pub(crate) fn analyzer() -> Result<TextAnalyzer, PortError> {
     Ok(TextAnalyzer::builder(CragTextTokenizer::default()).build())
 }
 
+/// The versions of the schema an index may have been written with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Version {
+    /// Chunks stored without their token count (before 2026-11-26): read, and written to,
+    /// as they are.
+    WithoutTokens,
+    /// The schema of new indexes.
+    Current,
+}
+
 /// The fields of the index schema.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields {
@@ -36,11 +46,18 @@ pub(crate) struct Fields {
     line_start: Field,
     line_end: Field,
     content_hash: Field,
+    /// The chunk's token count; absent from indexes written before it was stored.
+    tokens: Option<Field>,
 }
 
 impl Fields {
     /// Builds the schema and the handles of its fields.
     pub(crate) fn schema() -> (Schema, Self) {
+        Self::schema_of(Version::Current)
+    }
+
+    /// Builds the schema of `version` and the handles of its fields.
+    pub(crate) fn schema_of(version: Version) -> (Schema, Self) {
         let analyzed = TextOptions::default().set_stored().set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer(ANALYZER)
@@ -59,6 +76,7 @@ impl Fields {
             line_start: builder.add_u64_field("line_start", STORED),
             line_end: builder.add_u64_field("line_end", STORED),
             content_hash: builder.add_text_field("content_hash", STORED),
+            tokens: (version == Version::Current).then(|| builder.add_u64_field("tokens", STORED)),
         };
         (builder.build(), fields)
     }
@@ -108,6 +126,9 @@ impl Fields {
         doc.add_u64(self.line_start, u64::from(chunk.span.line_start));
         doc.add_u64(self.line_end, u64::from(chunk.span.line_end));
         doc.add_text(self.content_hash, &chunk.content_hash);
+        if let (Some(field), Some(tokens)) = (self.tokens, chunk.tokens) {
+            doc.add_u64(field, u64::from(tokens));
+        }
         doc
     }
 
@@ -129,6 +150,11 @@ impl Fields {
             kind,
             content_hash: self.content_hash(doc)?.to_owned(),
             code: None,
+            tokens: self
+                .tokens
+                .and_then(|field| doc.get_first(field))
+                .and_then(|value| value.as_u64())
+                .and_then(|tokens| u32::try_from(tokens).ok()),
         })
     }
 

@@ -388,3 +388,70 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[tokio::test]
+async fn token_counts_are_stored_and_an_index_from_before_them_still_opens() {
+    // A new index keeps each chunk's token count.
+    let counted = chunk("a.md", 0, "A", "counted words here").with_tokens(42);
+    let (_dir, index) = indexed_with(Bm25::default(), std::slice::from_ref(&counted)).await;
+    let read = index.get(std::slice::from_ref(&counted.id)).await.expect("get");
+    assert_eq!(read[0].tokens, Some(42));
+    assert_eq!(read[0], counted);
+
+    // An index written with the schema before token counts (built here field by field as it
+    // was on disk) opens, reads its chunks with no count, and takes new chunks.
+    use tantivy::schema::STRING;
+    use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED};
+    let dir = tempfile::tempdir().expect("temp dir");
+    {
+        let analyzed = TextOptions::default().set_stored().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("crag_en")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
+        let mut b = Schema::builder();
+        let chunk_id = b.add_text_field("chunk_id", STRING | STORED);
+        let document_id = b.add_text_field("document_id", STRING | STORED);
+        let source = b.add_text_field("source", STORED);
+        let title = b.add_text_field("title", analyzed.clone());
+        let body = b.add_text_field("body", analyzed);
+        let kind = b.add_text_field("kind", STRING | STORED);
+        let numbers = ["byte_start", "byte_end", "line_start", "line_end"]
+            .map(|name| b.add_u64_field(name, STORED));
+        let content_hash = b.add_text_field("content_hash", STORED);
+        let old = tantivy::Index::create_in_dir(dir.path(), b.build()).expect("old index");
+        old.tokenizers()
+            .register("crag_en", tantivy::tokenizer::SimpleTokenizer::default());
+        let mut writer: tantivy::IndexWriter = old.writer(15_000_000).expect("writer");
+        let mut doc = tantivy::TantivyDocument::new();
+        for (field, value) in [
+            (chunk_id, "old.md#0"),
+            (document_id, "old.md"),
+            (source, "fixtures/old.md"),
+            (title, "Old"),
+            (body, "sourdough starter"),
+            (kind, "prose"),
+            (content_hash, "hash-of-old"),
+        ] {
+            doc.add_text(field, value);
+        }
+        for (field, value) in numbers.into_iter().zip([0, 17, 1, 1]) {
+            doc.add_u64(field, value);
+        }
+        writer.add_document(doc).expect("add");
+        writer.commit().expect("commit");
+    }
+    let index = TantivyKeywordIndex::open(dir.path()).expect("an old index opens");
+    let hits = index.search("sourdough", 10).await.expect("search");
+    assert_eq!(ids(&hits), ["old.md#0"]);
+    assert_eq!(hits[0].chunk.tokens, None);
+    index.upsert(std::slice::from_ref(&counted)).await.expect("upsert");
+    let read = index.get(std::slice::from_ref(&counted.id)).await.expect("get");
+    assert_eq!(
+        (read[0].text.as_str(), read[0].tokens),
+        ("counted words here", None)
+    );
+    drop(index);
+    let reopened = TantivyKeywordIndex::open(dir.path()).expect("reopen");
+    assert_eq!(reopened.count().await.expect("count"), 2);
+}

@@ -60,7 +60,7 @@ fn source_matches(chunk: &Chunk, path: &str) -> bool {
 }
 
 fn artifact(hit: ScoredChunk, engine: &Engine) -> Artifact {
-    let tokens = engine.count_tokens(&hit.chunk.text);
+    let tokens = engine.chunk_tokens(&hit.chunk);
     Artifact {
         normalized_score: Some(hit.score.clamp(0.0, 1.0)),
         ..Artifact::unscored(hit.chunk, ArtifactOrigin::Gap, tokens)

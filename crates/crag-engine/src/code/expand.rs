@@ -81,7 +81,7 @@ pub(crate) async fn expand_with_definitions(
     hydrate(symbols, chunks.iter_mut()).await?;
     let added = chunks.len();
     artifacts.extend(chunks.into_iter().map(|chunk| {
-        let tokens = engine.count_tokens(&chunk.text);
+        let tokens = engine.chunk_tokens(&chunk);
         Artifact::unscored(chunk, ArtifactOrigin::Graph, tokens)
     }));
     Ok(added)

@@ -52,7 +52,7 @@ pub struct Artifact {
     pub web_rank: Option<usize>,
     /// The text was cut down to its relevant strips by knowledge refinement.
     pub refined: bool,
-    /// Tokens of `chunk.text` counted with the embedder's tokenizer.
+    /// Tokens of `chunk.text` by the embedder's tokenizer (counted at ingestion when stored).
     pub tokens: usize,
 }
 

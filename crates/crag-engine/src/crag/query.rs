@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crag_core::{Correction, CorrectionKind};
+use crag_core::{Chunk, Correction, CorrectionKind};
 use crag_expansion::pack_to_budget;
 use crag_routing::Route;
 
@@ -96,7 +96,7 @@ impl Engine {
 
         let t = Instant::now();
         for a in &mut artifacts {
-            a.tokens = self.count_tokens(&a.chunk.text);
+            a.tokens = self.chunk_tokens(&a.chunk);
         }
         let packed = pack_to_budget(artifacts, budget, |a: &Artifact| a.tokens);
         if !packed.dropped.is_empty() {
@@ -158,6 +158,14 @@ impl Engine {
             .token_spans(text)
             .map(|spans| spans.len())
             .unwrap_or_else(|_| text.split_whitespace().count() * 13 / 10)
+    }
+
+    /// Tokens of `chunk`'s text: the count it was stored with, else counted now.
+    pub(crate) fn chunk_tokens(&self, chunk: &Chunk) -> usize {
+        match chunk.tokens {
+            Some(tokens) => tokens as usize,
+            None => self.count_tokens(&chunk.text),
+        }
     }
 }
 

@@ -67,6 +67,7 @@ fn refine_artifacts(run: &mut Run<'_>, artifacts: Vec<Artifact>) -> Vec<Artifact
                 let text = parts.join(" … ");
                 if text != a.chunk.text {
                     a.chunk.text = text;
+                    a.chunk.tokens = None;
                     a.refined = true;
                     trimmed += 1;
                 }
