@@ -220,10 +220,12 @@ impl Config {
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedderSection {
     /// Which embedding model of the assets embeds chunks and queries: `"float32"` (all-MiniLM-L6-v2
-    /// as published, `model.onnx`) or `"int8"` (`model-int8.onnx`, its dynamic int8 quantisation
-    /// made by `scripts/setup-assets.sh`: about 3x faster per query, vectors within about 0.99
-    /// cosine of float32's; figures in
-    /// [benchmarks.md](benchmarks.md#int8-embeddings-issue-18-debug-build-2026-11-25)).
+    /// as published, `model.onnx`), `"int8"` (`model-int8.onnx`, its dynamic int8 quantisation
+    /// made by `scripts/setup-assets.sh`: about 3x faster per query and 2x faster to ingest,
+    /// vectors within about 0.99 cosine of float32's, nDCG@10 within 0.004; figures in
+    /// [benchmarks.md](benchmarks.md#int8-the-default-for-new-indexes-issue-18-release-build-2026-11-26))
+    /// or `"auto"`: the model the index in `data_dir` records (float32 for an index from before
+    /// the record), int8 for a new index. An index is searched only with the model that built it.
     pub precision: EmbedderPrecision,
     /// Intra-op threads of each ONNX session; `0`: ONNX Runtime's choice (one per core) with one
     /// session, the cores shared equally among several; at most 256.
@@ -252,8 +254,10 @@ pub const MAX_EMBEDDER_SESSIONS: usize = 64;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EmbedderPrecision {
-    /// all-MiniLM-L6-v2 as published.
+    /// The model the index records; int8 for a new index.
     #[default]
+    Auto,
+    /// all-MiniLM-L6-v2 as published.
     Float32,
     /// Its int8 quantisation: faster, vectors within about 0.99 cosine; an index records
     /// which model built it and refuses the other.

@@ -355,8 +355,10 @@ fn the_ann_index_policy_is_configured_and_checked() {
 fn the_embedder_precision_and_threads_are_read_and_checked() {
     assert_eq!(
         Config::default().embedder.precision,
-        EmbedderPrecision::Float32
+        EmbedderPrecision::Auto
     );
+    let c = Config::parse("[embedder]\nprecision = \"float32\"\n").unwrap();
+    assert_eq!(c.embedder.precision, EmbedderPrecision::Float32);
     let c = Config::parse("[embedder]\nprecision = \"int8\"\nthreads = 1\n").unwrap();
     assert_eq!(c.embedder.precision, EmbedderPrecision::Int8);
     assert_eq!(c.embedder.threads, 1);

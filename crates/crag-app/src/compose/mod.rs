@@ -91,12 +91,8 @@ pub async fn open_indexes(
     vectors_uri: &str,
     engine: EngineConfig,
 ) -> Result<Engine> {
-    let embedder_config = embedder_config(&config.embedder, &assets_dir(config))?;
-    let model_id = embedder_config.model_id.clone();
-    let embedder = tokio::task::spawn_blocking(move || OnnxEmbedder::new(embedder_config))
-        .await
-        .context("embedder loading task failed")??;
-    let dimension = crag_ports::Embedder::dimension(&embedder);
+    // The keyword index first: with `precision = "auto"` the embedder is the one the index
+    // records, or int8 for an empty one.
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
     let retrieval = &config.retrieval;
@@ -105,7 +101,14 @@ pub async fn open_indexes(
         .map_err(|message| anyhow::anyhow!("retrieval: {message}"))?;
     let keywords = TantivyKeywordIndex::open_with(&data_dir.join("keyword"), bm25)?;
     let stored = keywords.count().await?;
+    let precision = resolve_precision(config.embedder.precision, data_dir, stored)?;
+    let embedder_config = embedder_config(&config.embedder, precision, &assets_dir(config))?;
+    let model_id = embedder_config.model_id.clone();
     check_embedding_model(data_dir, &model_id, stored)?;
+    let embedder = tokio::task::spawn_blocking(move || OnnxEmbedder::new(embedder_config))
+        .await
+        .context("embedder loading task failed")??;
+    let dimension = crag_ports::Embedder::dimension(&embedder);
     let vectors = LanceVectorIndex::open_with(
         vectors_uri,
         VECTOR_TABLE,
@@ -140,12 +143,34 @@ pub async fn open_indexes(
     Ok(engine)
 }
 
-/// The ONNX embedder's settings of `[embedder]`, its model located and verified in `assets`.
-pub fn embedder_config(section: &EmbedderSection, assets: &Path) -> Result<OnnxEmbedderConfig> {
-    let precision = match section.precision {
+/// The model precision `configured` means for the index in `data_dir` holding `stored` chunks:
+/// the configured one, or for `"auto"` the one whose model the index records (float32 for an
+/// index built before records existed), int8 for a new index.
+pub fn resolve_precision(
+    configured: EmbedderPrecision,
+    data_dir: &Path,
+    stored: usize,
+) -> Result<Precision> {
+    Ok(match configured {
         EmbedderPrecision::Float32 => Precision::Float32,
         EmbedderPrecision::Int8 => Precision::Int8,
-    };
+        EmbedderPrecision::Auto => match (recorded_model(data_dir)?, stored) {
+            (Some(id), _) if id == Precision::Int8.model_id(UNRECORDED_MODEL) => Precision::Int8,
+            // Another recorded model: float32's id, or one check_embedding_model names.
+            (Some(_), _) => Precision::Float32,
+            (None, 0) => Precision::Int8,
+            (None, _) => Precision::Float32,
+        },
+    })
+}
+
+/// The ONNX embedder's settings of `[embedder]` at `precision` (see [`resolve_precision`]),
+/// its model located and verified in `assets`.
+pub fn embedder_config(
+    section: &EmbedderSection,
+    precision: Precision,
+    assets: &Path,
+) -> Result<OnnxEmbedderConfig> {
     let assets = EmbedderAssets::from_manifest_with(assets, precision)?;
     let mut config = OnnxEmbedderConfig::of(assets, precision);
     config.threads = section.threads;
@@ -159,20 +184,16 @@ pub fn embedder_config(section: &EmbedderSection, assets: &Path) -> Result<OnnxE
 /// float32 model.
 pub fn check_embedding_model(data_dir: &Path, model_id: &str, stored: usize) -> Result<()> {
     let path = data_dir.join(EMBEDDING_MODEL_FILE);
-    let recorded = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text.trim().to_owned()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let built_with = match (recorded, stored) {
-        (Some(id), _) if !id.is_empty() => id,
-        (_, 0) => model_id.to_owned(),
-        _ => UNRECORDED_MODEL.to_owned(),
+    let built_with = match (recorded_model(data_dir)?, stored) {
+        (Some(id), _) => id,
+        (None, 0) => model_id.to_owned(),
+        (None, _) => UNRECORDED_MODEL.to_owned(),
     };
     if built_with != model_id {
         bail!(
             "the index in {} was built with the embedding model {built_with}, but {model_id} is \
-             configured ([embedder] precision): set it back, or ingest into another data_dir",
+             configured ([embedder] precision): set it to \"auto\" or back, or ingest into another \
+             data_dir",
             data_dir.display()
         );
     }
@@ -181,6 +202,16 @@ pub fn check_embedding_model(data_dir: &Path, model_id: &str, stored: usize) -> 
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
+}
+
+/// The embedding model the index in `data_dir` records, if it records one.
+fn recorded_model(data_dir: &Path) -> Result<Option<String>> {
+    let path = data_dir.join(EMBEDDING_MODEL_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text.trim().to_owned()).filter(|id| !id.is_empty())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
 }
 
 /// The session store of `[sessions]`, if any.

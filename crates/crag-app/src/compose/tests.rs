@@ -178,13 +178,50 @@ fn an_index_refuses_another_embedding_model() {
 fn the_embedder_follows_the_configuration() {
     let assets = default_assets_dir();
     let c = Config::parse("[embedder]\nprecision = \"int8\"\nthreads = 1\n").unwrap();
-    let config = embedder_config(&c.embedder, &assets).unwrap();
+    let config = embedder_config(&c.embedder, Precision::Int8, &assets).unwrap();
     assert_eq!(config.model_id, "all-MiniLM-L6-v2-int8");
     assert_eq!((config.threads, config.batch_size), (1, 1));
     assert!(config.assets.model.ends_with("model-int8.onnx"));
-    let default = embedder_config(&Config::default().embedder, &assets).unwrap();
-    assert_eq!(default.model_id, "all-MiniLM-L6-v2");
-    assert!(default.assets.model.ends_with("model.onnx"));
+    let float = embedder_config(&Config::default().embedder, Precision::Float32, &assets).unwrap();
+    assert_eq!(float.model_id, "all-MiniLM-L6-v2");
+    assert_eq!(float.batch_size, 32);
+    assert!(float.assets.model.ends_with("model.onnx"));
+}
+
+#[test]
+fn auto_precision_follows_the_index_and_is_int8_for_a_new_one() {
+    use crag_config::EmbedderPrecision::{Auto, Float32, Int8};
+    let resolve = |configured, dir: &std::path::Path, stored| {
+        resolve_precision(configured, dir, stored).unwrap()
+    };
+    let new = tempfile::tempdir().unwrap();
+    assert_eq!(resolve(Auto, new.path(), 0), Precision::Int8);
+    assert_eq!(resolve(Float32, new.path(), 0), Precision::Float32);
+    // An index from before the record: built by the float32 model.
+    assert_eq!(resolve(Auto, new.path(), 7), Precision::Float32);
+    assert_eq!(resolve(Int8, new.path(), 7), Precision::Int8);
+    // A recorded model decides, whatever the index holds.
+    for (recorded, expected) in [
+        ("all-MiniLM-L6-v2-int8", Precision::Int8),
+        ("all-MiniLM-L6-v2", Precision::Float32),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(EMBEDDING_MODEL_FILE),
+            format!("{recorded}\n"),
+        )
+        .unwrap();
+        assert_eq!(resolve(Auto, dir.path(), 0), expected, "{recorded}");
+        assert_eq!(resolve(Auto, dir.path(), 12), expected, "{recorded}");
+        let id = expected.model_id("all-MiniLM-L6-v2");
+        check_embedding_model(dir.path(), &id, 12).unwrap();
+    }
+    // An unknown record resolves to float32, which the model check then refuses by name.
+    let odd = tempfile::tempdir().unwrap();
+    std::fs::write(odd.path().join(EMBEDDING_MODEL_FILE), "e5-small\n").unwrap();
+    assert_eq!(resolve(Auto, odd.path(), 3), Precision::Float32);
+    let err = check_embedding_model(odd.path(), "all-MiniLM-L6-v2", 3).unwrap_err();
+    assert!(format!("{err:#}").contains("e5-small"), "{err:#}");
 }
 
 #[test]
