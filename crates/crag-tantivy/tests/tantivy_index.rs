@@ -394,7 +394,10 @@ async fn token_counts_are_stored_and_an_index_from_before_them_still_opens() {
     // A new index keeps each chunk's token count.
     let counted = chunk("a.md", 0, "A", "counted words here").with_tokens(42);
     let (_dir, index) = indexed_with(Bm25::default(), std::slice::from_ref(&counted)).await;
-    let read = index.get(std::slice::from_ref(&counted.id)).await.expect("get");
+    let read = index
+        .get(std::slice::from_ref(&counted.id))
+        .await
+        .expect("get");
     assert_eq!(read[0].tokens, Some(42));
     assert_eq!(read[0], counted);
 
@@ -445,8 +448,14 @@ async fn token_counts_are_stored_and_an_index_from_before_them_still_opens() {
     let hits = index.search("sourdough", 10).await.expect("search");
     assert_eq!(ids(&hits), ["old.md#0"]);
     assert_eq!(hits[0].chunk.tokens, None);
-    index.upsert(std::slice::from_ref(&counted)).await.expect("upsert");
-    let read = index.get(std::slice::from_ref(&counted.id)).await.expect("get");
+    index
+        .upsert(std::slice::from_ref(&counted))
+        .await
+        .expect("upsert");
+    let read = index
+        .get(std::slice::from_ref(&counted.id))
+        .await
+        .expect("get");
     assert_eq!(
         (read[0].text.as_str(), read[0].tokens),
         ("counted words here", None)
