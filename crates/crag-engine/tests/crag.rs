@@ -755,7 +755,7 @@ async fn refinement_trims_documents_to_their_relevant_sentences() {
         DocumentId::new("mixed.md").unwrap(),
         "mixed.md",
         "Mixed",
-        "Glaciers carve deep valleys over thousands of years. The museum cafe serves excellent coffee on weekends.",
+        "Glaciers carve deep valleys over thousands of years. The museum cafe serves excellent coffee on weekends. Glaciers also carve fjords.",
         ChunkKind::Prose,
     )
     .unwrap();
@@ -783,12 +783,25 @@ async fn refinement_trims_documents_to_their_relevant_sentences() {
         mixed.chunk.text
     );
     assert!(!mixed.chunk.text.contains("coffee"), "{}", mixed.chunk.text);
+    assert!(
+        mixed.chunk.text.ends_with(" … Glaciers also carve fjords"),
+        "{}",
+        mixed.chunk.text
+    );
     assert_eq!(
         o.artifacts.len(),
         o.original_count,
         "documents without a relevant strip stay whole"
     );
     assert!(o.artifacts.iter().filter(|a| a.refined).count() == 1);
+    // A refined text's tokens are its strips' and separators', what counting it gives.
+    let embedder = HashEmbedder::new(64);
+    for a in &o.artifacts {
+        let counted = embedder.token_spans(&a.chunk.text).unwrap().len();
+        assert_eq!(a.tokens, counted, "{}", a.chunk.text);
+    }
+    let sum: usize = o.artifacts.iter().map(|a| a.tokens).sum();
+    assert_eq!(o.tokens_used, sum);
 }
 
 mod rerank {

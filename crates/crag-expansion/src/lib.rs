@@ -50,7 +50,7 @@ pub use feedback::{feedback_order, FeedbackRerankConfig};
 pub use fusion::{fuse_ranked, fuse_weighted, Fused, DEFAULT_RRF_K};
 pub use graph::GraphConfig;
 pub use prf::{rm3, rocchio, PrfConfig};
-pub use refine::{lexical_score, refine, RefineConfig, ScoredStrip};
+pub use refine::{lexical_score, refine, LexicalScorer, RefineConfig, ScoredStrip};
 pub use rewrite::rewrite_keywords;
 pub use strips::{split_strips, Strip};
 pub use synonyms::SynonymTable;

@@ -1,7 +1,7 @@
 //! Knowledge refinement: decompose documents into strips, keep the relevant ones, recompose
 //! (CRAG paper, LLM-free).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,6 +41,8 @@ pub struct ScoredStrip {
     pub strip: Strip,
     /// Relevance score given by the caller's scorer.
     pub score: f32,
+    /// Tokens of the strip's text, by the caller's counter.
+    pub tokens: usize,
 }
 
 /// Returns the lexical relevance of `strip` to `query` in `[0, 1]`: the fraction of the
@@ -48,22 +50,64 @@ pub struct ScoredStrip {
 /// both sides lightly stemmed ("effects" meets "effect"). A query made only of stop words is
 /// compared on all its words; an empty query scores 0.
 pub fn lexical_score(query: &str, strip: &str) -> f32 {
-    let mut wanted: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
-    if wanted.is_empty() {
-        wanted = tokens(query)
-            .into_iter()
-            .map(|t| stem(&normalize(t)))
-            .collect();
+    LexicalScorer::new(query).score(strip)
+}
+
+/// [`lexical_score`] of one query over many strips: the query is analysed once, and each
+/// distinct word of the strips is stemmed once.
+#[derive(Debug, Clone)]
+pub struct LexicalScorer {
+    /// The query's stemmed terms, numbered.
+    wanted: HashMap<String, usize>,
+    /// What each word seen so far is: the number of the query term it stems to, if any.
+    seen: HashMap<String, Option<usize>>,
+}
+
+impl LexicalScorer {
+    /// Analyses `query` (its content terms, or all its words when it has none).
+    pub fn new(query: &str) -> Self {
+        let mut terms: Vec<String> = content_terms(query).iter().map(|t| stem(t)).collect();
+        if terms.is_empty() {
+            terms = tokens(query)
+                .into_iter()
+                .map(|t| stem(&normalize(t)))
+                .collect();
+        }
+        let mut wanted = HashMap::new();
+        for term in terms {
+            let next = wanted.len();
+            wanted.entry(term).or_insert(next);
+        }
+        Self {
+            wanted,
+            seen: HashMap::new(),
+        }
     }
-    if wanted.is_empty() {
-        return 0.0;
+
+    /// The share of the query's terms that occur in `strip` (see [`lexical_score`]).
+    pub fn score(&mut self, strip: &str) -> f32 {
+        if self.wanted.is_empty() {
+            return 0.0;
+        }
+        let mut found = HashSet::new();
+        for token in tokens(strip) {
+            let term = match self.seen.get(token) {
+                Some(term) => *term,
+                None => {
+                    let term = self.wanted.get(&stem(&normalize(token))).copied();
+                    self.seen.insert(token.to_owned(), term);
+                    term
+                }
+            };
+            if let Some(term) = term {
+                found.insert(term);
+                if found.len() == self.wanted.len() {
+                    break;
+                }
+            }
+        }
+        (found.len() as f32 / self.wanted.len() as f32).clamp(0.0, 1.0)
     }
-    let present: HashSet<String> = tokens(strip)
-        .into_iter()
-        .map(|t| stem(&normalize(t)))
-        .collect();
-    let hits = wanted.iter().filter(|t| present.contains(*t)).count();
-    (hits as f32 / wanted.len() as f32).clamp(0.0, 1.0)
 }
 
 /// Refines documents down to their relevant strips (decompose, filter, recompose).
@@ -72,8 +116,8 @@ pub fn lexical_score(query: &str, strip: &str) -> f32 {
 /// `score(strip_text)`, keeps strips scoring at least `config.min_score` (NaN never does),
 /// takes them best first (ties: earlier document, then earlier strip) while fewer than
 /// `config.max_strips` are kept, skipping any that would take the total of `tokens` over
-/// `budget`, and returns the kept strips regrouped by `source_index` in text order. Never
-/// exceeds the budget; empty input gives empty output.
+/// `budget`, and returns the kept strips, each with its count of `tokens`, regrouped by
+/// `source_index` in text order. Never exceeds the budget; empty input gives empty output.
 pub fn refine(
     texts: &[&str],
     config: &RefineConfig,
@@ -90,6 +134,7 @@ pub fn refine(
                     source_index,
                     strip,
                     score: s,
+                    tokens: 0,
                 });
             }
         }
@@ -102,10 +147,14 @@ pub fn refine(
         if kept.len() >= config.max_strips {
             break;
         }
-        match used.checked_add(tokens(&candidate.strip.text)) {
+        let n = tokens(&candidate.strip.text);
+        match used.checked_add(n) {
             Some(total) if total <= budget => {
                 used = total;
-                kept.push(candidate);
+                kept.push(ScoredStrip {
+                    tokens: n,
+                    ..candidate
+                });
             }
             _ => {}
         }
@@ -250,7 +299,39 @@ mod tests {
             for s in &kept {
                 prop_assert!(s.score >= 0.2);
                 prop_assert_eq!(&texts[s.source_index][s.strip.start..s.strip.end], s.strip.text.as_str());
+                prop_assert_eq!(s.tokens, estimate_tokens(&s.strip.text));
             }
         }
+
+        #[test]
+        fn a_scorer_reused_over_strips_scores_as_the_definition(
+            query in "[a-zA-Z' ]{0,40}",
+            strips in prop::collection::vec("[a-zA-Z .,'-]{0,80}", 0..6),
+        ) {
+            let mut scorer = LexicalScorer::new(&query);
+            for strip in strips.iter().chain(&strips) {
+                prop_assert_eq!(scorer.score(strip), by_definition(&query, strip));
+            }
+        }
+    }
+
+    /// The share of the query's stemmed terms found among the strip's, set against set.
+    fn by_definition(query: &str, strip: &str) -> f32 {
+        let mut wanted: HashSet<String> = content_terms(query).iter().map(|t| stem(t)).collect();
+        if wanted.is_empty() {
+            wanted = tokens(query)
+                .into_iter()
+                .map(|t| stem(&normalize(t)))
+                .collect();
+        }
+        if wanted.is_empty() {
+            return 0.0;
+        }
+        let present: HashSet<String> = tokens(strip)
+            .into_iter()
+            .map(|t| stem(&normalize(t)))
+            .collect();
+        let hits = wanted.iter().filter(|t| present.contains(*t)).count();
+        hits as f32 / wanted.len() as f32
     }
 }

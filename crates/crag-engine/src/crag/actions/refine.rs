@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind};
-use crag_expansion::{lexical_score, refine};
+use crag_expansion::{refine, LexicalScorer};
 
 use super::{CorrectiveAction, Working};
 use crate::crag::artifact::{Artifact, Stage};
@@ -16,6 +16,9 @@ use crate::crag::run::Run;
 use crate::error::Result;
 
 pub(crate) struct Refine;
+
+/// What joins the strips kept of one document.
+const SEPARATOR: &str = " … ";
 
 #[async_trait]
 impl CorrectiveAction for Refine {
@@ -38,11 +41,12 @@ fn refine_artifacts(run: &mut Run<'_>, artifacts: Vec<Artifact>) -> Vec<Artifact
     let query = run.request.query.as_str();
     let texts: Vec<&str> = artifacts.iter().map(|a| a.chunk.text.as_str()).collect();
     let engine = run.engine;
+    let mut scorer = LexicalScorer::new(query);
     let strips = refine(
         &texts,
         &run.rt.config().refine,
         budget,
-        |s| lexical_score(query, s),
+        |s| scorer.score(s),
         |s| engine.count_tokens(s),
     );
     if strips.is_empty() {
@@ -50,12 +54,17 @@ fn refine_artifacts(run: &mut Run<'_>, artifacts: Vec<Artifact>) -> Vec<Artifact
             .push("refinement kept no strip; results returned whole".into());
         return artifacts;
     }
-    let mut by_source: HashMap<usize, Vec<String>> = HashMap::new();
+    // Strips are joined by a separator; the tokenizer splits at whitespace and punctuation,
+    // so a joined text has its strips' tokens and the separators'.
+    let separator_tokens = engine.count_tokens(SEPARATOR);
+    let mut by_source: HashMap<usize, (Vec<String>, usize)> = HashMap::new();
     for s in &strips {
-        by_source
-            .entry(s.source_index)
-            .or_default()
-            .push(s.strip.text.trim().to_owned());
+        let (parts, tokens) = by_source.entry(s.source_index).or_default();
+        if !parts.is_empty() {
+            *tokens += separator_tokens;
+        }
+        parts.push(s.strip.text.trim().to_owned());
+        *tokens += s.tokens;
     }
     let total = artifacts.len();
     let mut trimmed = 0;
@@ -63,11 +72,11 @@ fn refine_artifacts(run: &mut Run<'_>, artifacts: Vec<Artifact>) -> Vec<Artifact
         .into_iter()
         .enumerate()
         .map(|(i, mut a)| {
-            if let Some(parts) = by_source.remove(&i) {
-                let text = parts.join(" … ");
+            if let Some((parts, tokens)) = by_source.remove(&i) {
+                let text = parts.join(SEPARATOR);
                 if text != a.chunk.text {
                     a.chunk.text = text;
-                    a.chunk.tokens = None;
+                    a.chunk = a.chunk.with_tokens(tokens);
                     a.refined = true;
                     trimmed += 1;
                 }
