@@ -25,6 +25,9 @@ const WRITER_MEMORY_BUDGET: usize = 50_000_000;
 /// Doc-store blocks cached per segment while listing documents.
 const STORE_CACHE_BLOCKS: usize = 1;
 
+/// Decompressed doc-store blocks (16 KiB each) searches cache per segment (Tantivy's: 100).
+const SEARCH_STORE_CACHE_BLOCKS: usize = 1_000;
+
 /// A [`KeywordIndex`] ranking chunks by BM25 over their title and text, stored by Tantivy in a
 /// directory.
 ///
@@ -90,6 +93,7 @@ impl TantivyKeywordIndex {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
+            .doc_store_cache_num_blocks(SEARCH_STORE_CACHE_BLOCKS)
             .try_into()
             .map_err(port_error(MESSAGE))?;
         tracing::debug!(path = %dir.display(), "opened keyword index");
