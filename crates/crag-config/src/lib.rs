@@ -235,6 +235,10 @@ pub struct EmbedderSection {
     /// by side and an ingestion spreads its batches over them. Figures in
     /// [benchmarks.md](benchmarks.md#embedder-sessions-issue-18-release-build-2026-11-25).
     pub sessions: usize,
+    /// Whether ONNX Runtime's intra-op threads spin, waiting for the next inference call, when
+    /// one is done (its default), or sleep and leave the cores to the rest of the query
+    /// (BM25, fusion, the corrections).
+    pub spinning: bool,
 }
 
 impl Default for EmbedderSection {
@@ -243,6 +247,7 @@ impl Default for EmbedderSection {
             precision: EmbedderPrecision::default(),
             threads: 0,
             sessions: 1,
+            spinning: true,
         }
     }
 }

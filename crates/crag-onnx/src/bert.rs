@@ -66,13 +66,15 @@ impl BertModel {
     ///
     /// `threads` is the number of intra-op threads of each session; 0 lets ONNX Runtime decide
     /// with one session (a thread per core), and gives each of several sessions an equal share
-    /// of the cores.
+    /// of the cores. `spinning`: the intra-op threads spin waiting for work after a call
+    /// (ONNX Runtime's default) instead of sleeping at once.
     pub(crate) fn load(
         runtime_library: &Path,
         model: &Path,
         threads: usize,
         batch_size: usize,
         sessions: usize,
+        spinning: bool,
     ) -> Result<Self> {
         let environment = ensure_runtime(runtime_library)?;
         let sessions = sessions.max(1);
@@ -89,6 +91,8 @@ impl BertModel {
             let mut builder = Session::builder(environment)
                 .map_err(runtime)?
                 .with_optimization_level(GraphOptimizationLevel::Level3)
+                .map_err(|e| OnnxError::Runtime(e.to_string()))?
+                .with_intra_op_spinning(spinning)
                 .map_err(|e| OnnxError::Runtime(e.to_string()))?;
             if threads > 0 {
                 builder = builder

@@ -105,6 +105,7 @@ impl OnnxCrossEncoder {
             config.threads,
             config.batch_size,
             1,
+            true,
         )?;
         Ok(Self {
             inner: Arc::new(Inner {

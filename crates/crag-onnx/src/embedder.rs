@@ -25,6 +25,9 @@ pub struct OnnxEmbedderConfig {
     /// Sessions of the model: concurrent embeddings run side by side on as many, and the
     /// batches of one call are spread over them.
     pub sessions: usize,
+    /// Whether the intra-op threads spin waiting for the next call (ONNX Runtime's default)
+    /// or sleep when a call is done, leaving the cores to the rest of the query.
+    pub spinning: bool,
 }
 
 impl OnnxEmbedderConfig {
@@ -36,6 +39,7 @@ impl OnnxEmbedderConfig {
             batch_size: 32,
             threads: 0,
             sessions: 1,
+            spinning: true,
         }
     }
 
@@ -95,6 +99,7 @@ impl OnnxEmbedder {
             config.threads,
             config.batch_size,
             config.sessions,
+            config.spinning,
         )?;
         Ok(Self {
             inner: Arc::new(Inner {

@@ -175,6 +175,7 @@ pub fn embedder_config(
     let mut config = OnnxEmbedderConfig::of(assets, precision);
     config.threads = section.threads;
     config.sessions = section.sessions;
+    config.spinning = section.spinning;
     Ok(config)
 }
 

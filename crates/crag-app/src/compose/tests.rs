@@ -177,14 +177,17 @@ fn an_index_refuses_another_embedding_model() {
 #[test]
 fn the_embedder_follows_the_configuration() {
     let assets = default_assets_dir();
-    let c = Config::parse("[embedder]\nprecision = \"int8\"\nthreads = 1\n").unwrap();
+    let c =
+        Config::parse("[embedder]\nprecision = \"int8\"\nthreads = 1\nspinning = false\n").unwrap();
     let config = embedder_config(&c.embedder, Precision::Int8, &assets).unwrap();
     assert_eq!(config.model_id, "all-MiniLM-L6-v2-int8");
     assert_eq!((config.threads, config.batch_size), (1, 1));
+    assert!(!config.spinning);
     assert!(config.assets.model.ends_with("model-int8.onnx"));
     let float = embedder_config(&Config::default().embedder, Precision::Float32, &assets).unwrap();
     assert_eq!(float.model_id, "all-MiniLM-L6-v2");
     assert_eq!(float.batch_size, 32);
+    assert!(float.spinning, "ONNX Runtime's default");
     assert!(float.assets.model.ends_with("model.onnx"));
 }
 
