@@ -13,11 +13,11 @@ use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
+use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::bm25::Bm25;
 use crate::error::{io_error, port_error};
-use crate::schema::{analyzer, Fields, Version, ANALYZER};
+use crate::schema::{analyzer, open_index, Fields, ANALYZER};
 
 /// Memory the writer may buffer before flushing a segment, across its threads.
 const WRITER_MEMORY_BUDGET: usize = 50_000_000;
@@ -75,16 +75,7 @@ impl TantivyKeywordIndex {
         std::fs::create_dir_all(dir).map_err(io_error(MESSAGE))?;
         let directory = MmapDirectory::open(dir)
             .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
-        let (schema, fields) = Fields::schema();
-        let (index, fields) = match Index::open_or_create(directory.clone(), schema) {
-            // An index of the schema before token counts were stored opens as it is.
-            Err(TantivyError::SchemaError(_)) => {
-                let (schema, fields) = Fields::schema_of(Version::WithoutTokens);
-                let index = Index::open_or_create(directory, schema);
-                (index.map_err(port_error(MESSAGE))?, fields)
-            }
-            index => (index.map_err(port_error(MESSAGE))?, fields),
-        };
+        let (index, fields) = open_index(directory, dir).map_err(port_error(MESSAGE))?;
         let analyzer = analyzer()?;
         index.tokenizers().register(ANALYZER, analyzer.clone());
         let writer = index

@@ -1,13 +1,16 @@
 //! Schema, analyzer and conversions between chunks and Tantivy documents.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
 use crag_ports::PortError;
+use tantivy::directory::MmapDirectory;
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
 use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, TantivyError};
 
 use crate::analysis::CragTextTokenizer;
 use tantivy::{TantivyDocument, Term};
@@ -20,6 +23,29 @@ pub(crate) const ANALYZER: &str = "crag_en";
 /// Lucene's stop words and the Snowball stemmer; tested token for token).
 pub(crate) fn analyzer() -> Result<TextAnalyzer, PortError> {
     Ok(TextAnalyzer::builder(CragTextTokenizer::default()).build())
+}
+
+/// Opens the index in `directory` (at `path`), creating it when there is none: with the
+/// current schema, or with the one before token counts were stored when it was written with
+/// that one (it opens and takes writes as it is; its chunks carry no count).
+pub(crate) fn open_index(
+    directory: MmapDirectory,
+    path: &Path,
+) -> tantivy::Result<(Index, Fields)> {
+    let (schema, fields) = Fields::schema();
+    match Index::open_or_create(directory.clone(), schema) {
+        Err(TantivyError::SchemaError(_)) => {
+            let (schema, fields) = Fields::schema_of(Version::WithoutTokens);
+            let index = Index::open_or_create(directory, schema)?;
+            tracing::info!(
+                path = %path.display(),
+                "keyword index from before token counts were stored: results are counted at \
+                 query time (an ingestion into a new data_dir stores the counts)"
+            );
+            Ok((index, fields))
+        }
+        index => Ok((index?, fields)),
+    }
 }
 
 /// The versions of the schema an index may have been written with.
