@@ -1,12 +1,15 @@
-//! Benchmarks of result fusion and packing: hybrid reciprocal rank fusion of two 100-long legs
-//! sharing half their chunks, fusion of two ranked lists of strings, and packing 100 items into
-//! the default 8000-token budget.
+//! Benchmarks of result fusion, packing and refinement: hybrid reciprocal rank fusion of two
+//! 100-long legs sharing half their chunks, fusion of two ranked lists of strings, packing 100
+//! items into the default 8000-token budget, and knowledge refinement of a judged head of ten
+//! documents of nine sentences each.
 
 use std::hint::black_box;
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, ScoredChunk, Span};
 use crag_engine::{fuse, reciprocal_rank_fusion, Fusion};
-use crag_expansion::{estimate_tokens, fuse_ranked, pack_to_budget};
+use crag_expansion::{
+    estimate_tokens, fuse_ranked, pack_to_budget, refine, LexicalScorer, RefineConfig,
+};
 use criterion::{criterion_main, Criterion};
 
 /// Builds the `ordinal`-th chunk of one of ten documents, with about 60 words of text.
@@ -85,9 +88,74 @@ fn pack(c: &mut Criterion) {
     });
 }
 
+fn refinement(c: &mut Criterion) {
+    // Ten documents of nine sentences drawn from a 24-word vocabulary of inflected forms, so
+    // that stemming does real work; the query's terms occur in some sentences only.
+    const WORDS: [&str; 24] = [
+        "vitamin",
+        "supplements",
+        "reduced",
+        "fractures",
+        "among",
+        "older",
+        "adults",
+        "studies",
+        "measured",
+        "bone",
+        "densities",
+        "patients",
+        "received",
+        "weekly",
+        "doses",
+        "trials",
+        "showed",
+        "effects",
+        "calcium",
+        "levels",
+        "increasing",
+        "risk",
+        "healthy",
+        "cohorts",
+    ];
+    let texts: Vec<String> = (0..10)
+        .map(|d| {
+            (0..9)
+                .map(|s| {
+                    let words: Vec<&str> = (0..18)
+                        .map(|w| WORDS[(d * 7 + s * 5 + w * 3) % 24])
+                        .collect();
+                    format!("{}.", words.join(" "))
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let query = "Do vitamin D supplements reduce fracture risk in older adults?";
+    let config = RefineConfig::default();
+    c.bench_function("refine_10_documents_9_sentences", |b| {
+        b.iter(|| {
+            let mut scorer = LexicalScorer::new(query);
+            refine(
+                black_box(&texts),
+                &config,
+                8000,
+                |s| scorer.score(s),
+                estimate_tokens,
+            )
+        })
+    });
+}
+
 /// The benchmarks, in a private module: `criterion_group!` defines an undocumented `pub fn`.
 mod group {
-    criterion::criterion_group!(benches, super::hybrid_rrf, super::fuse_strings, super::pack);
+    criterion::criterion_group!(
+        benches,
+        super::hybrid_rrf,
+        super::fuse_strings,
+        super::pack,
+        super::refinement
+    );
 }
 
 criterion_main!(group::benches);
