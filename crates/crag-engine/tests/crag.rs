@@ -99,11 +99,25 @@ async fn engine_over(
     documents: &[(&str, &str, &str)],
     vectors: Arc<InMemoryVectorIndex>,
 ) -> Engine {
+    engine_over_both(
+        documents,
+        vectors,
+        Arc::new(InMemoryKeywordIndex::default()),
+    )
+    .await
+}
+
+/// [`engine_of`] over the given vector and keyword indexes.
+async fn engine_over_both(
+    documents: &[(&str, &str, &str)],
+    vectors: Arc<InMemoryVectorIndex>,
+    keywords: Arc<InMemoryKeywordIndex>,
+) -> Engine {
     let embedder = Arc::new(HashEmbedder::new(64));
     let engine = Engine::new(
         embedder,
         vectors,
-        Arc::new(InMemoryKeywordIndex::default()),
+        keywords,
         EngineConfig {
             chunking: ChunkingConfig {
                 chunk_tokens: 64,
@@ -614,23 +628,8 @@ async fn the_token_budget_is_never_exceeded() {
 #[tokio::test]
 async fn packing_reads_the_token_counts_stored_at_ingestion() {
     let keywords = Arc::new(InMemoryKeywordIndex::default());
-    let e = Engine::new(
-        Arc::new(HashEmbedder::new(64)),
-        Arc::new(InMemoryVectorIndex::new(64)),
-        keywords.clone(),
-        EngineConfig::default(),
-    )
-    .unwrap();
-    let docs = DOCS
-        .iter()
-        .map(|(id, title, text)| {
-            let doc_id = DocumentId::new(*id).unwrap();
-            Document::new(doc_id, *id, *title, *text, ChunkKind::Prose).unwrap()
-        })
-        .collect();
-    e.ingest(docs, Vec::new(), &Scope::None, &NoProgress)
-        .await
-        .unwrap();
+    let vectors = Arc::new(InMemoryVectorIndex::new(64));
+    let e = engine_over_both(DOCS, vectors, keywords.clone()).await;
     // Ingestion stored each chunk's count, its tokenizer's.
     let mut chunks = Vec::new();
     for doc in keywords.documents().await.unwrap() {

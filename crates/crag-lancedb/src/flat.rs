@@ -150,7 +150,7 @@ impl Matrix {
         let mut inverse_norms = Vec::with_capacity(read.len());
         let mut positions = HashMap::with_capacity(read.len());
         for (i, (id, vector)) in read.into_iter().enumerate() {
-            let norm = dot(&vector, &vector).sqrt();
+            let norm = dot_f32(&vector, &vector).sqrt();
             inverse_norms.push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
             rows.extend(vector);
             positions.insert(id.clone(), i);
@@ -210,17 +210,12 @@ impl Matrix {
 
 /// `v` scaled to unit length (unchanged when its norm is 0).
 fn unit(v: &[f32]) -> Vec<f32> {
-    let norm = dot(v, v).sqrt();
+    let norm = dot_f32(v, v).sqrt();
     if norm > 0.0 {
         v.iter().map(|x| x / norm).collect()
     } else {
         v.to_vec()
     }
-}
-
-/// The dot product (Lance's kernel, dispatched to the CPU's SIMD at run time).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    dot_f32(a, b)
 }
 
 #[cfg(test)]
@@ -273,13 +268,5 @@ mod tests {
         assert_eq!(all[4].id.as_str(), "e");
         assert!(all[4].score.abs() < 1e-6, "opposite scores 0");
         assert!(m.nearest(&unit(&[1.0, 0.0, 0.0]), 0).is_empty());
-    }
-
-    #[test]
-    fn the_dot_product_matches_the_plain_sum() {
-        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.5 - 3.0).collect();
-        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.25).collect();
-        let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        assert!((dot(&a, &b) - plain).abs() < 1e-4);
     }
 }

@@ -32,7 +32,7 @@ pub(crate) fn open_index(
     directory: MmapDirectory,
     path: &Path,
 ) -> tantivy::Result<(Index, Fields)> {
-    let (schema, fields) = Fields::schema();
+    let (schema, fields) = Fields::schema_of(Version::Current);
     match Index::open_or_create(directory.clone(), schema) {
         Err(TantivyError::SchemaError(_)) => {
             let (schema, fields) = Fields::schema_of(Version::WithoutTokens);
@@ -77,11 +77,6 @@ pub(crate) struct Fields {
 }
 
 impl Fields {
-    /// Builds the schema and the handles of its fields.
-    pub(crate) fn schema() -> (Schema, Self) {
-        Self::schema_of(Version::Current)
-    }
-
     /// Builds the schema of `version` and the handles of its fields.
     pub(crate) fn schema_of(version: Version) -> (Schema, Self) {
         let analyzed = TextOptions::default().set_stored().set_indexing_options(

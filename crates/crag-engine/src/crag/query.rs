@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use crag_core::{Chunk, Correction, CorrectionKind};
-use crag_expansion::pack_to_budget;
+use crag_expansion::{estimate_tokens, pack_to_budget};
 use crag_routing::Route;
 
 use super::actions::{action, Working};
@@ -157,7 +157,7 @@ impl Engine {
         self.embedder()
             .token_spans(text)
             .map(|spans| spans.len())
-            .unwrap_or_else(|_| text.split_whitespace().count() * 13 / 10)
+            .unwrap_or_else(|_| estimate_tokens(text))
     }
 
     /// Tokens of `chunk`'s text: the count it was stored with, else counted now.
