@@ -1,7 +1,8 @@
 //! Corrective RAG: judge a retrieval (correct / ambiguous / incorrect) and correct it.
 //!
-//! `plan` decides, purely, which corrective steps a verdict calls for; `actions` holds one
-//! module per step behind one trait; `run` holds a query's state and the stages every path
+//! `plan` decides, purely, which corrective actions a verdict calls for by asking each
+//! action in turn; `actions` holds one module per action (when it runs, what it does, its
+//! tests, over `testkit` in tests); `run` holds a query's state and the stages every path
 //! shares; `query` is `Engine::query`, which runs them in order; `guard` calls external
 //! services with a time limit and a fail mode.
 
@@ -17,6 +18,8 @@ mod query;
 mod rerank;
 mod run;
 mod selfcal;
+#[cfg(test)]
+mod testkit;
 
 pub use artifact::{
     Artifact, ArtifactOrigin, EvaluationInput, QueryOutcome, QueryRequest, QueryTimings, Stage,

@@ -6,10 +6,10 @@ use crag_core::{Chunk, Correction, CorrectionKind};
 use crag_expansion::{estimate_tokens, pack_to_budget};
 use crag_routing::Route;
 
-use super::actions::{action, Working};
+use super::actions::{PlanState, Working};
 use super::artifact::{Artifact, EvaluationInput, QueryOutcome, QueryRequest, Stage};
 use super::components::CragRuntime;
-use super::plan::{plan, PlanState};
+use super::plan::plan;
 use super::run::{eval_documents, Run};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
@@ -189,7 +189,8 @@ async fn correct(
         run.request.query.as_str(),
     );
     for step in steps {
-        work = action(step).apply(run, work).await?;
+        tracing::debug!(action = step.name, "corrective action");
+        work = step.action.apply(run, work).await?;
     }
     Ok(work.artifacts)
 }

@@ -8,15 +8,26 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use async_trait::async_trait;
-use crag_core::{Correction, CorrectionKind, Query};
+use crag_core::{Correction, CorrectionKind, Query, Verdict};
 use crag_expansion::{rm3, rocchio};
 
-use super::{keep_better, CorrectiveAction, Working};
+use super::{boxed, keep_better, Action, CorrectiveAction, Working};
 use crate::crag::artifact::{Artifact, ArtifactOrigin, Stage};
 use crate::crag::config::ExpansionStrategy;
 use crate::crag::run::Run;
 use crate::engine::Retrieval;
 use crate::error::Result;
+
+pub(super) const ACTION: Action = Action {
+    name: "expand",
+    when: "ambiguous verdict, `crag.expansion_enabled`",
+    does: "expands the query (`crag.expansion`: feedback from the top documents, or \
+           synonyms), retrieves again, fuses with the current list and keeps the fusion if it \
+           judges better (`expand`)",
+    plan: |verdict, config, _| {
+        boxed((verdict == Verdict::Ambiguous && config.expansion_enabled).then_some(Expand))
+    },
+};
 
 pub(crate) struct Expand;
 

@@ -1,11 +1,18 @@
 //! Keep: the retrieval was judged correct and stays as it is.
 
 use async_trait::async_trait;
-use crag_core::{Correction, CorrectionKind};
+use crag_core::{Correction, CorrectionKind, Verdict};
 
-use super::{CorrectiveAction, Working};
+use super::{boxed, Action, CorrectiveAction, Working};
 use crate::crag::run::Run;
 use crate::error::Result;
+
+pub(super) const ACTION: Action = Action {
+    name: "keep",
+    when: "correct verdict",
+    does: "keeps the retrieval as it is and records the evaluator's reasoning (`keep`)",
+    plan: |verdict, _, _| boxed((verdict == Verdict::Correct).then_some(Keep)),
+};
 
 pub(crate) struct Keep;
 

@@ -1,5 +1,11 @@
-//! The corrective actions, one module each, behind [`CorrectiveAction`]. The plan
-//! (`super::plan`) decides which run; each action reads and returns the [`Working`] state.
+//! The corrective actions, one module each. A module holds the whole action: when the plan
+//! calls it and what the documentation says of it (its [`Action`] entry), what it does (its
+//! [`CorrectiveAction`]) and its tests. [`ACTIONS`] lists them in the order they run; the
+//! plan (`super::plan`) asks each in turn, and each reads and returns the [`Working`] state.
+//!
+//! Adding an action is its module and its line in [`ACTIONS`]; docs/crag.md's table of
+//! actions is generated from the entries (`CRAG_BLESS=1 cargo test -p crag-engine --lib
+//! actions_table` rewrites it).
 
 mod expand;
 mod filter;
@@ -12,9 +18,52 @@ use async_trait::async_trait;
 use crag_core::{Evaluation, Verdict};
 
 use super::artifact::Artifact;
-use super::plan::Step;
+use super::config::CragConfig;
 use super::run::Run;
 use crate::error::Result;
+
+/// Every corrective action, in the order they run (a verdict's actions are a subsequence).
+pub(crate) const ACTIONS: &[Action] = &[
+    keep::ACTION,
+    filter::ACTION,
+    expand::ACTION,
+    rewrite::ACTION,
+    web::ACTION,
+    refine::ACTION,
+];
+
+/// What is available to a query, besides the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PlanState {
+    /// A web search provider is configured, enabled and allowed by the request.
+    pub web_search: bool,
+}
+
+/// An action's entry in the plan: its name, its documentation and when it runs.
+pub(crate) struct Action {
+    /// Its name in traces, tests and the documentation.
+    pub(crate) name: &'static str,
+    /// When the plan calls it (docs/crag.md's table).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the docs table's test"))]
+    pub(crate) when: &'static str,
+    /// What it does (docs/crag.md's table).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the docs table's test"))]
+    pub(crate) does: &'static str,
+    /// The action for a verdict, the configuration and what is available; `None` when it
+    /// does not run. Pure: the decision of Corrective RAG is the sequence of these answers.
+    pub(crate) plan: fn(Verdict, &CragConfig, PlanState) -> Option<Box<dyn CorrectiveAction>>,
+}
+
+/// An action planned to run, with its name.
+pub(crate) struct Planned {
+    pub(crate) name: &'static str,
+    pub(crate) action: Box<dyn CorrectiveAction>,
+}
+
+/// `action` boxed, for an [`Action::plan`].
+fn boxed<A: CorrectiveAction + 'static>(action: Option<A>) -> Option<Box<dyn CorrectiveAction>> {
+    action.map(|a| Box::new(a) as Box<dyn CorrectiveAction>)
+}
 
 /// What the actions work on: the current list and its evaluation.
 #[derive(Debug, Clone)]
@@ -69,18 +118,6 @@ pub(crate) trait CorrectiveAction: Send + Sync {
     async fn apply(&self, run: &mut Run<'_>, work: Working) -> Result<Working>;
 }
 
-/// The action of a planned step.
-pub(crate) fn action(step: Step) -> Box<dyn CorrectiveAction> {
-    match step {
-        Step::Keep => Box::new(keep::Keep),
-        Step::Filter { threshold } => Box::new(filter::Filter { threshold }),
-        Step::Expand => Box::new(expand::Expand),
-        Step::Rewrite { feeds_web_search } => Box::new(rewrite::Rewrite { feeds_web_search }),
-        Step::WebSearch(trigger) => Box::new(web::WebSearch { trigger }),
-        Step::Refine => Box::new(refine::Refine),
-    }
-}
-
 /// Judges `candidate` (a list fused with a further retrieval) against the request's query
 /// and keeps it only if the evaluator scores it above the current list (seed 003, 6C: keep
 /// the better of the two). Returns the kept state, whether the candidate won, and the
@@ -108,5 +145,55 @@ pub(crate) async fn keep_better(
         Ok((work, true, Some(score)))
     } else {
         Ok((work, false, Some(score)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEGIN: &str = "<!-- actions: generated from ACTIONS in crates/crag-engine/src/crag/actions/mod.rs; \
+                         CRAG_BLESS=1 cargo test -p crag-engine --lib actions_table rewrites it -->";
+    const END: &str = "<!-- actions: end -->";
+
+    fn table() -> String {
+        // Indented as the list item it belongs to.
+        let mut out = String::from("   | action | runs when | what it does |\n   |---|---|---|\n");
+        for a in ACTIONS {
+            out.push_str(&format!("   | `{}` | {} | {} |\n", a.name, a.when, a.does));
+        }
+        out
+    }
+
+    #[test]
+    fn actions_table_in_docs_crag_md_is_generated_from_the_entries() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/crag.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let (before, rest) = text
+            .split_once(BEGIN)
+            .expect("docs/crag.md holds the actions table's first marker");
+        let (_, after) = rest
+            .split_once(END)
+            .expect("docs/crag.md holds the actions table's last marker");
+        let expected = format!("{before}{BEGIN}\n{}   {END}{after}", table());
+        if std::env::var_os("CRAG_BLESS").is_some_and(|v| v == "1") {
+            if text != expected {
+                std::fs::write(path, &expected).unwrap();
+            }
+            return;
+        }
+        assert!(
+            text == expected,
+            "docs/crag.md's table of actions is out of date; run `CRAG_BLESS=1 cargo test -p \
+             crag-engine --lib actions_table` and commit the result"
+        );
+    }
+
+    #[test]
+    fn action_names_are_unique() {
+        let mut names: Vec<&str> = ACTIONS.iter().map(|a| a.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ACTIONS.len());
     }
 }

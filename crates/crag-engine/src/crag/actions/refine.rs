@@ -7,13 +7,29 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use async_trait::async_trait;
-use crag_core::{Correction, CorrectionKind};
+use crag_core::{Correction, CorrectionKind, Verdict};
 use crag_expansion::{refine, LexicalScorer};
 
-use super::{CorrectiveAction, Working};
+use super::{boxed, Action, CorrectiveAction, Working};
 use crate::crag::artifact::{Artifact, Stage};
 use crate::crag::run::Run;
 use crate::error::Result;
+
+pub(super) const ACTION: Action = Action {
+    name: "refine",
+    when: "last, when the verdict's switch is on: `crag.refine_correct`, \
+           `crag.refine_ambiguous`, `crag.refine_incorrect`",
+    does: "cuts each document to its strips that match the query, the best within the token \
+           budget (`refine`); a document without a kept strip stays whole",
+    plan: |verdict, config, _| {
+        let on = match verdict {
+            Verdict::Correct => config.refine_correct,
+            Verdict::Ambiguous => config.refine_ambiguous,
+            Verdict::Incorrect => config.refine_incorrect,
+        };
+        boxed(on.then_some(Refine))
+    },
+};
 
 pub(crate) struct Refine;
 

@@ -6,15 +6,33 @@
 use std::time::Instant;
 
 use async_trait::async_trait;
-use crag_core::{Correction, CorrectionKind, Query};
+use crag_core::{Correction, CorrectionKind, Query, Verdict};
 use crag_expansion::rewrite_keywords;
 use crag_ports::{ChatMessage, CompletionRequest};
 
-use super::{keep_better, CorrectiveAction, Working};
+use super::{boxed, keep_better, Action, CorrectiveAction, PlanState, Working};
 use crate::crag::artifact::{Artifact, Stage};
 use crate::crag::run::Run;
 use crate::error::Result;
 
+pub(super) const ACTION: Action = Action {
+    name: "rewrite",
+    when: "incorrect verdict, `crag.rewrite_enabled`",
+    does: "rewrites the query (the language model's `llm.rewrite`, else its keywords), \
+           retrieves it, fuses with the current list and keeps the fusion if it judges better \
+           (`rewrite`); a web search that follows searches with the rewritten query",
+    plan: |verdict, config, state| {
+        boxed((verdict == Verdict::Incorrect && config.rewrite_enabled).then_some(planned(state)))
+    },
+};
+
+fn planned(state: PlanState) -> Rewrite {
+    Rewrite {
+        feeds_web_search: state.web_search,
+    }
+}
+
+#[derive(Debug, PartialEq)]
 pub(crate) struct Rewrite {
     /// A web search follows with the rewritten query: the rewrite counts as a correction
     /// even when its own retrieval is not kept.
@@ -96,4 +114,25 @@ async fn rewrite(run: &mut Run<'_>) -> Option<(String, &'static str)> {
         }
     }
     rewrite_keywords(original).map(|q| (q, "rewritten to its keywords"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crag::config::CragConfig;
+
+    #[test]
+    fn runs_on_an_incorrect_verdict_when_enabled_and_knows_whether_the_web_follows() {
+        let on = CragConfig::default();
+        let off = CragConfig {
+            rewrite_enabled: false,
+            ..CragConfig::default()
+        };
+        let web = PlanState { web_search: true };
+        assert!((ACTION.plan)(Verdict::Incorrect, &on, web).is_some());
+        assert!((ACTION.plan)(Verdict::Incorrect, &off, web).is_none());
+        assert!((ACTION.plan)(Verdict::Ambiguous, &on, web).is_none());
+        assert!(planned(web).feeds_web_search);
+        assert!(!planned(PlanState { web_search: false }).feeds_web_search);
+    }
 }

@@ -5,17 +5,58 @@
 use std::time::Instant;
 
 use async_trait::async_trait;
-use crag_core::{Correction, CorrectionKind};
+use crag_core::{Correction, CorrectionKind, Verdict};
 
-use super::{CorrectiveAction, Working};
+use super::{boxed, Action, CorrectiveAction, PlanState, Working};
 use crate::crag::artifact::{Artifact, Stage};
+use crate::crag::config::CragConfig;
 use crate::crag::guard::{guarded, Guarded};
-use crate::crag::plan::WebTrigger;
 use crate::crag::run::Run;
 use crate::error::Result;
 
+pub(super) const ACTION: Action = Action {
+    name: "web_search",
+    when: "a web search provider is configured, enabled and allowed by the request; incorrect \
+           verdict, or ambiguous with fewer than `crag.min_results_before_web_search` documents \
+           scored at least the filter threshold",
+    does: "searches the web (`web_search`): on an incorrect verdict its results go first, on an \
+           ambiguous one after the local results; honours `crag.web_search_fail_mode`",
+    plan: |verdict, config, state| boxed(planned(verdict, config, state)),
+};
+
+#[derive(Debug, PartialEq)]
 pub(crate) struct WebSearch {
     pub(crate) trigger: WebTrigger,
+}
+
+/// When a web search runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WebTrigger {
+    /// Whatever the local results (incorrect verdict).
+    Always,
+    /// Only when fewer than this many documents were judged at or above the filter threshold
+    /// (ambiguous verdict, seed 001's `min_results_before_web_search`).
+    FewerJudgedThan(usize),
+}
+
+impl WebTrigger {
+    /// Whether the search runs, given how many documents the evaluator judged good enough.
+    fn fires(self, judged_good: usize) -> bool {
+        match self {
+            Self::Always => true,
+            Self::FewerJudgedThan(n) => judged_good < n,
+        }
+    }
+}
+
+fn planned(verdict: Verdict, config: &CragConfig, state: PlanState) -> Option<WebSearch> {
+    let trigger = match verdict {
+        _ if !state.web_search => return None,
+        Verdict::Correct => return None,
+        Verdict::Ambiguous => WebTrigger::FewerJudgedThan(config.min_results_before_web_search),
+        Verdict::Incorrect => WebTrigger::Always,
+    };
+    Some(WebSearch { trigger })
 }
 
 #[async_trait]
@@ -94,5 +135,42 @@ impl CorrectiveAction for WebSearch {
             WebTrigger::FewerJudgedThan(_) => work.artifacts.into_iter().chain(web).collect(),
         };
         Ok(work)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WEB: PlanState = PlanState { web_search: true };
+
+    #[test]
+    fn runs_only_with_a_provider_and_not_on_a_correct_verdict() {
+        let c = CragConfig::default();
+        assert_eq!(planned(Verdict::Correct, &c, WEB), None);
+        for v in [Verdict::Ambiguous, Verdict::Incorrect] {
+            assert_eq!(planned(v, &c, PlanState { web_search: false }), None);
+        }
+    }
+
+    #[test]
+    fn incorrect_always_searches_ambiguous_only_below_the_minimum() {
+        let c = CragConfig {
+            min_results_before_web_search: 4,
+            ..CragConfig::default()
+        };
+        let trigger = |v| planned(v, &c, WEB).map(|w| w.trigger);
+        assert_eq!(trigger(Verdict::Incorrect), Some(WebTrigger::Always));
+        assert_eq!(
+            trigger(Verdict::Ambiguous),
+            Some(WebTrigger::FewerJudgedThan(4))
+        );
+    }
+
+    #[test]
+    fn the_trigger_fires_below_the_minimum() {
+        assert!(WebTrigger::Always.fires(10));
+        assert!(WebTrigger::FewerJudgedThan(3).fires(2));
+        assert!(!WebTrigger::FewerJudgedThan(3).fires(3));
     }
 }
