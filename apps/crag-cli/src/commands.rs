@@ -284,9 +284,10 @@ pub struct ReconcileArgs {
 
 pub async fn reconcile(ctx: &Context, args: ReconcileArgs) -> Result<()> {
     ensure_index(ctx.data_dir())?;
+    let counted = crag_app::compose::store_token_counts(&ctx.config, ctx.data_dir()).await?;
     let engine = ctx.engine(ctx.config.engine_config()).await?;
     let report = engine.reconcile().await?;
-    output::reconcile(&report, args.json)
+    output::reconcile(&report, counted, args.json)
 }
 
 pub(crate) fn ensure_index(data_dir: &Path) -> Result<()> {

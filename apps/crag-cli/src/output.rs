@@ -241,16 +241,20 @@ struct ReconcileOutput<'a> {
     orphans_removed: Vec<&'a str>,
     documents_repaired: Vec<&'a str>,
     chunks_embedded: usize,
+    /// Chunks of a keyword index from before token counts were stored, counted and
+    /// stored now (0 when it stored them already).
+    token_counts_stored: usize,
     elapsed_ms: f64,
 }
 
-/// Prints what a reconciliation repaired.
-pub fn reconcile(r: &ReconcileReport, json: bool) -> Result<()> {
+/// Prints what a reconciliation repaired; `counted`: chunks whose token counts it stored.
+pub fn reconcile(r: &ReconcileReport, counted: Option<usize>, json: bool) -> Result<()> {
     let out = ReconcileOutput {
         documents_checked: r.documents_checked,
         orphans_removed: r.orphans_removed.iter().map(|d| d.as_str()).collect(),
         documents_repaired: r.documents_repaired.iter().map(|d| d.as_str()).collect(),
         chunks_embedded: r.chunks_embedded,
+        token_counts_stored: counted.unwrap_or(0),
         elapsed_ms: r.elapsed.as_secs_f64() * 1000.0,
     };
     if json {
@@ -270,7 +274,10 @@ pub fn reconcile(r: &ReconcileReport, json: bool) -> Result<()> {
     for id in &out.documents_repaired {
         println!("  {id}");
     }
-    if !r.repaired() {
+    if let Some(chunks) = counted {
+        println!("token counts stored {chunks} chunks (the keyword index predates them)");
+    }
+    if !r.repaired() && counted.is_none() {
         println!("the indexes agree");
     }
     Ok(())

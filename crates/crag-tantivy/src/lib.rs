@@ -12,6 +12,8 @@ mod bm25;
 mod error;
 mod index;
 mod schema;
+mod upgrade;
 
 pub use bm25::Bm25;
 pub use index::TantivyKeywordIndex;
+pub use upgrade::{store_token_counts, stores_token_counts};

@@ -40,7 +40,7 @@ pub(crate) fn open_index(
             tracing::info!(
                 path = %path.display(),
                 "keyword index from before token counts were stored: results are counted at \
-                 query time (an ingestion into a new data_dir stores the counts)"
+                 query time until `crag reconcile` (or a server's start) stores the counts"
             );
             Ok((index, fields))
         }
@@ -100,6 +100,11 @@ impl Fields {
             tokens: (version == Version::Current).then(|| builder.add_u64_field("tokens", STORED)),
         };
         (builder.build(), fields)
+    }
+
+    /// Whether chunks are stored with their token count (the current schema).
+    pub(crate) fn stores_tokens(&self) -> bool {
+        self.tokens.is_some()
     }
 
     /// Returns the term identifying a chunk.

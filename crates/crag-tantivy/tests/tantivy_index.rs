@@ -4,7 +4,7 @@
 use crag_core::{Chunk, DocumentId, ScoredChunk};
 use crag_ports::testsuite::{chunk, keyword_index_suite, sample_chunks};
 use crag_ports::{ErrorKind, KeywordIndex};
-use crag_tantivy::{Bm25, TantivyKeywordIndex};
+use crag_tantivy::{store_token_counts, stores_token_counts, Bm25, TantivyKeywordIndex};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use tempfile::TempDir;
@@ -401,49 +401,10 @@ async fn token_counts_are_stored_and_an_index_from_before_them_still_opens() {
     assert_eq!(read[0].tokens, Some(42));
     assert_eq!(read[0], counted);
 
-    // An index written with the schema before token counts (built here field by field as it
-    // was on disk) opens, reads its chunks with no count, and takes new chunks.
-    use tantivy::schema::STRING;
-    use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED};
+    // An index written with the schema before token counts opens, reads its chunks with no
+    // count, and takes new chunks.
     let dir = tempfile::tempdir().expect("temp dir");
-    {
-        let analyzed = TextOptions::default().set_stored().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer("crag_en")
-                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-        );
-        let mut b = Schema::builder();
-        let chunk_id = b.add_text_field("chunk_id", STRING | STORED);
-        let document_id = b.add_text_field("document_id", STRING | STORED);
-        let source = b.add_text_field("source", STORED);
-        let title = b.add_text_field("title", analyzed.clone());
-        let body = b.add_text_field("body", analyzed);
-        let kind = b.add_text_field("kind", STRING | STORED);
-        let numbers = ["byte_start", "byte_end", "line_start", "line_end"]
-            .map(|name| b.add_u64_field(name, STORED));
-        let content_hash = b.add_text_field("content_hash", STORED);
-        let old = tantivy::Index::create_in_dir(dir.path(), b.build()).expect("old index");
-        old.tokenizers()
-            .register("crag_en", tantivy::tokenizer::SimpleTokenizer::default());
-        let mut writer: tantivy::IndexWriter = old.writer(15_000_000).expect("writer");
-        let mut doc = tantivy::TantivyDocument::new();
-        for (field, value) in [
-            (chunk_id, "old.md#0"),
-            (document_id, "old.md"),
-            (source, "fixtures/old.md"),
-            (title, "Old"),
-            (body, "sourdough starter"),
-            (kind, "prose"),
-            (content_hash, "hash-of-old"),
-        ] {
-            doc.add_text(field, value);
-        }
-        for (field, value) in numbers.into_iter().zip([0, 17, 1, 1]) {
-            doc.add_u64(field, value);
-        }
-        writer.add_document(doc).expect("add");
-        writer.commit().expect("commit");
-    }
+    old_schema_index(dir.path());
     let index = TantivyKeywordIndex::open(dir.path()).expect("an old index opens");
     let hits = index.search("sourdough", 10).await.expect("search");
     assert_eq!(ids(&hits), ["old.md#0"]);
@@ -463,4 +424,135 @@ async fn token_counts_are_stored_and_an_index_from_before_them_still_opens() {
     drop(index);
     let reopened = TantivyKeywordIndex::open(dir.path()).expect("reopen");
     assert_eq!(reopened.count().await.expect("count"), 2);
+}
+
+/// An index written with the schema before token counts were stored, built field by field as
+/// it was on disk, holding one chunk (`old.md#0`, "sourdough starter").
+fn old_schema_index(dir: &std::path::Path) {
+    use tantivy::schema::STRING;
+    use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED};
+    let analyzed = TextOptions::default().set_stored().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("crag_en")
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let mut b = Schema::builder();
+    let chunk_id = b.add_text_field("chunk_id", STRING | STORED);
+    let document_id = b.add_text_field("document_id", STRING | STORED);
+    let source = b.add_text_field("source", STORED);
+    let title = b.add_text_field("title", analyzed.clone());
+    let body = b.add_text_field("body", analyzed);
+    let kind = b.add_text_field("kind", STRING | STORED);
+    let numbers = ["byte_start", "byte_end", "line_start", "line_end"]
+        .map(|name| b.add_u64_field(name, STORED));
+    let content_hash = b.add_text_field("content_hash", STORED);
+    let old = tantivy::Index::create_in_dir(dir, b.build()).expect("old index");
+    old.tokenizers()
+        .register("crag_en", tantivy::tokenizer::SimpleTokenizer::default());
+    let mut writer: tantivy::IndexWriter = old.writer(15_000_000).expect("writer");
+    let mut doc = tantivy::TantivyDocument::new();
+    for (field, value) in [
+        (chunk_id, "old.md#0"),
+        (document_id, "old.md"),
+        (source, "fixtures/old.md"),
+        (title, "Old"),
+        (body, "sourdough starter"),
+        (kind, "prose"),
+        (content_hash, "hash-of-old"),
+    ] {
+        doc.add_text(field, value);
+    }
+    for (field, value) in numbers.into_iter().zip([0, 17, 1, 1]) {
+        doc.add_u64(field, value);
+    }
+    writer.add_document(doc).expect("add");
+    writer.commit().expect("commit");
+}
+
+/// Words plus two: a count the test can predict and that differs from any stored before.
+fn words_plus_two(text: &str) -> usize {
+    text.split_whitespace().count() + 2
+}
+
+#[tokio::test]
+async fn an_old_index_is_upgraded_in_place_to_store_token_counts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("keyword");
+    std::fs::create_dir_all(&path).expect("dir");
+    old_schema_index(&path);
+    let second = chunk("b.md", 0, "B", "rye bread needs a long proof");
+    let gone = chunk("c.md", 0, "C", "deleted before the upgrade");
+    {
+        let index = TantivyKeywordIndex::open(&path).expect("open");
+        index
+            .upsert(&[second.clone(), gone.clone()])
+            .await
+            .expect("upsert");
+        index
+            .delete_documents(std::slice::from_ref(&gone.document_id))
+            .await
+            .expect("delete");
+        // A process holding the index open keeps it: the upgrade is refused, nothing changes.
+        let err = store_token_counts(&path, &words_plus_two).expect_err("index in use");
+        assert_eq!(err.kind(), ErrorKind::Unavailable);
+    }
+    assert!(!stores_token_counts(&path).expect("read"));
+
+    assert_eq!(
+        store_token_counts(&path, &words_plus_two).expect("upgrade"),
+        Some(2)
+    );
+    assert!(stores_token_counts(&path).expect("read"));
+    assert_eq!(
+        store_token_counts(&path, &words_plus_two).expect("again"),
+        None
+    );
+    assert!(
+        !dir.path().join("keyword.upgrade").exists(),
+        "staging removed"
+    );
+
+    let index = TantivyKeywordIndex::open(&path).expect("reopen");
+    assert_eq!(index.count().await.expect("count"), 2);
+    let hits = index.search("sourdough", 10).await.expect("search");
+    assert_eq!(ids(&hits), ["old.md#0"]);
+    assert_eq!(hits[0].chunk.tokens, Some(4));
+    assert_eq!(hits[0].chunk.source, "fixtures/old.md");
+    let read = index
+        .get(std::slice::from_ref(&second.id))
+        .await
+        .expect("get");
+    assert_eq!(read, [second.clone().with_tokens(8)]);
+    assert!(index
+        .search("deleted", 10)
+        .await
+        .expect("search")
+        .is_empty());
+    // The old segments were collected: the directory holds the files of the segments its
+    // meta lists, no other.
+    let meta = std::fs::read_to_string(path.join("meta.json")).expect("meta");
+    let mut segments: Vec<String> = std::fs::read_dir(&path)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('.') && name != "meta.json")
+        .map(|name| name.split('.').next().unwrap_or_default().to_owned())
+        .collect();
+    segments.sort();
+    segments.dedup();
+    assert_eq!(
+        segments.len(),
+        meta.matches("\"segment_id\"").count(),
+        "{segments:?}"
+    );
+    for segment in &segments {
+        let id = format!(
+            "{}-{}-{}-{}-{}",
+            &segment[..8],
+            &segment[8..12],
+            &segment[12..16],
+            &segment[16..20],
+            &segment[20..]
+        );
+        assert!(meta.contains(&id), "{segment} not in {meta}");
+    }
 }

@@ -143,6 +143,32 @@ pub async fn open_indexes(
     Ok(engine)
 }
 
+/// Stores token counts in a keyword index written before they were stored (before
+/// 2026-11-26), counted by the embedder's tokenizer as a query would count them; `None` when
+/// the index stores them already (or there is none). Run before [`open_indexes`]: it takes
+/// the index's writer lock, and fails while another process holds the index.
+pub async fn store_token_counts(config: &Config, data_dir: &Path) -> Result<Option<usize>> {
+    let dir = data_dir.join("keyword");
+    if crag_tantivy::stores_token_counts(&dir)? {
+        return Ok(None);
+    }
+    // The index holds chunks: the precision it records (both models share the tokenizer).
+    let precision = resolve_precision(config.embedder.precision, data_dir, 1)?;
+    let embedder_config = embedder_config(&config.embedder, precision, &assets_dir(config))?;
+    tokio::task::spawn_blocking(move || -> Result<Option<usize>> {
+        let embedder = OnnxEmbedder::new(embedder_config)?;
+        let count = |text: &str| {
+            crag_ports::Embedder::token_spans(&embedder, text)
+                .map(|spans| spans.len())
+                .unwrap_or_else(|_| crag_expansion::estimate_tokens(text))
+        };
+        Ok(crag_tantivy::store_token_counts(&dir, &count)?)
+    })
+    .await
+    .context("token count task failed")?
+    .context("failed to store token counts in the keyword index")
+}
+
 /// The model precision `configured` means for the index in `data_dir` holding `stored` chunks:
 /// the configured one, or for `"auto"` the one whose model the index records (float32 for an
 /// index built before records existed), int8 for a new index.
@@ -291,6 +317,11 @@ pub fn spawn_session_sweeper(
 /// configured adapter wired in.
 pub async fn engine(config: &Config) -> Result<Engine> {
     let parts = components(config)?;
+    if config.server.reconcile_on_start {
+        if let Some(chunks) = store_token_counts(config, &config.data_dir).await? {
+            tracing::info!(chunks, "keyword index upgraded: token counts stored");
+        }
+    }
     let engine = open_indexes(
         config,
         &config.data_dir,

@@ -1,0 +1,153 @@
+//! Upgrading a keyword index written before token counts were stored.
+//!
+//! Tantivy cannot add a field to an existing index, so the chunks are written again, with
+//! their counts, into a new index beside it, whose segment files are then copied into the old
+//! index's directory; replacing `meta.json` (one atomic write) switches to them. Before that
+//! write the old index is whole and in use; after it, the new one. A crash in between leaves
+//! unreferenced files that the next writer's garbage collection deletes (they are registered
+//! as the index's own), never a half index. The old segments are collected at the end.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crag_core::Chunk;
+use crag_ports::{ErrorKind, PortError, PortResult};
+use tantivy::directory::footer::Footer;
+use tantivy::directory::{Directory, FileSlice, MmapDirectory, TerminatingWrite as _};
+use tantivy::{Index, IndexWriter, TantivyDocument};
+
+use crate::error::{io_error, port_error};
+use crate::schema::{analyzer, open_index, Fields, Version, ANALYZER};
+
+/// Memory the upgrade's writers may buffer.
+const WRITER_MEMORY_BUDGET: usize = 50_000_000;
+
+/// Rewrites the keyword index in `dir` with the current schema, each chunk with the token
+/// count `count` gives its text (the embedder's tokenizer: what a query would count for it).
+/// Returns the number of chunks written, or `None` when the index already stores counts.
+///
+/// Takes the index's writer lock for the whole upgrade: it fails as
+/// [`ErrorKind::Unavailable`] while another process (a server) has the index open. Blocking
+/// IO; idempotent.
+pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResult<Option<usize>> {
+    const MESSAGE: &str = "failed to upgrade the keyword index";
+    let (index, fields) = open(dir)?;
+    if fields.stores_tokens() {
+        return Ok(None);
+    }
+    // Held until the switch: nobody writes the old index meanwhile.
+    let writer: IndexWriter = index
+        .writer(WRITER_MEMORY_BUDGET)
+        .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
+    let chunks = read_chunks(&index, &fields)?;
+
+    let staging = staging_dir(dir);
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(io_error(MESSAGE))?;
+    }
+    std::fs::create_dir_all(&staging).map_err(io_error(MESSAGE))?;
+    let (schema, current) = Fields::schema_of(Version::Current);
+    let upgraded = Index::create_in_dir(&staging, schema).map_err(port_error(MESSAGE))?;
+    upgraded.tokenizers().register(ANALYZER, analyzer()?);
+    // One thread: one segment per memory budget's worth of chunks, not one per thread.
+    let mut staging_writer: IndexWriter = upgraded
+        .writer_with_num_threads(1, WRITER_MEMORY_BUDGET)
+        .map_err(port_error(MESSAGE))?;
+    for chunk in &chunks {
+        let chunk = chunk.clone().with_tokens(count(&chunk.text));
+        staging_writer
+            .add_document(current.document_of(&chunk))
+            .map_err(port_error(MESSAGE))?;
+    }
+    staging_writer.commit().map_err(port_error(MESSAGE))?;
+    staging_writer
+        .wait_merging_threads()
+        .map_err(port_error(MESSAGE))?;
+
+    // Copy the new segments into the old directory (registered as its files), then switch.
+    // The staging index's own files: its segments' (`<uuid>.<component>`), not its meta,
+    // its list of managed files or its locks (dot files).
+    for entry in std::fs::read_dir(&staging).map_err(io_error(MESSAGE))? {
+        let entry = entry.map_err(io_error(MESSAGE))?;
+        let name = PathBuf::from(entry.file_name());
+        let text = name.to_string_lossy();
+        if text == "meta.json" || text.starts_with('.') || !entry.path().is_file() {
+            continue;
+        }
+        // The directory writes a file's footer (its checksum) itself: copy the body.
+        let bytes = std::fs::read(entry.path()).map_err(io_error(MESSAGE))?;
+        let (_, body) =
+            Footer::extract_footer(FileSlice::from(bytes)).map_err(io_error(MESSAGE))?;
+        let body = body.read_bytes().map_err(io_error(MESSAGE))?;
+        let mut out = index
+            .directory()
+            .open_write(&name)
+            .map_err(|err| PortError::internal(MESSAGE, err))?;
+        out.write_all(body.as_slice()).map_err(io_error(MESSAGE))?;
+        out.terminate().map_err(io_error(MESSAGE))?;
+    }
+    let meta = std::fs::read(staging.join("meta.json")).map_err(io_error(MESSAGE))?;
+    index
+        .directory()
+        .atomic_write(Path::new("meta.json"), &meta)
+        .map_err(io_error(MESSAGE))?;
+    drop(writer);
+    drop(index);
+    std::fs::remove_dir_all(&staging).map_err(io_error(MESSAGE))?;
+
+    // The old segments are no longer referenced: collect them.
+    let (index, fields) = open(dir)?;
+    if !fields.stores_tokens() {
+        return Err(PortError::new(
+            ErrorKind::Internal,
+            "the upgraded keyword index does not store token counts",
+        ));
+    }
+    let writer: IndexWriter = index
+        .writer(WRITER_MEMORY_BUDGET)
+        .map_err(port_error(MESSAGE))?;
+    writer
+        .garbage_collect_files()
+        .wait()
+        .map_err(port_error(MESSAGE))?;
+    tracing::info!(path = %dir.display(), chunks = chunks.len(), "keyword index now stores token counts");
+    Ok(Some(chunks.len()))
+}
+
+/// Whether the keyword index in `dir` stores token counts (an empty or absent one does).
+pub fn stores_token_counts(dir: &Path) -> PortResult<bool> {
+    if !dir.join("meta.json").exists() {
+        return Ok(true);
+    }
+    Ok(open(dir)?.1.stores_tokens())
+}
+
+fn open(dir: &Path) -> PortResult<(Index, Fields)> {
+    const MESSAGE: &str = "failed to open keyword index";
+    let directory = MmapDirectory::open(dir)
+        .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
+    open_index(directory, dir).map_err(port_error(MESSAGE))
+}
+
+/// Every live chunk of `index`.
+fn read_chunks(index: &Index, fields: &Fields) -> PortResult<Vec<Chunk>> {
+    const MESSAGE: &str = "failed to read the keyword index";
+    let reader = index.reader().map_err(port_error(MESSAGE))?;
+    let searcher = reader.searcher();
+    let mut chunks = Vec::new();
+    for segment in searcher.segment_readers() {
+        let store = segment.get_store_reader(1).map_err(io_error(MESSAGE))?;
+        for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
+            let doc = doc.map_err(port_error(MESSAGE))?;
+            chunks.push(fields.chunk_of(&doc)?);
+        }
+    }
+    Ok(chunks)
+}
+
+/// Where the new index is built: beside `dir`.
+fn staging_dir(dir: &Path) -> PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_os_string();
+    name.push(".upgrade");
+    dir.with_file_name(name)
+}
