@@ -16,4 +16,4 @@ mod upgrade;
 
 pub use bm25::Bm25;
 pub use index::TantivyKeywordIndex;
-pub use upgrade::{store_token_counts, stores_token_counts};
+pub use upgrade::{remove_upgrade_leftovers, store_token_counts, stores_token_counts};

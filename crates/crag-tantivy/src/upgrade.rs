@@ -114,6 +114,18 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
     Ok(Some(chunks.len()))
 }
 
+/// Removes what an upgrade of the keyword index in `dir` left beside it when it stopped
+/// after the switch (its staging index, no longer used); whether there was anything.
+pub fn remove_upgrade_leftovers(dir: &Path) -> PortResult<bool> {
+    let staging = staging_dir(dir);
+    if !staging.exists() {
+        return Ok(false);
+    }
+    std::fs::remove_dir_all(&staging)
+        .map_err(io_error("failed to remove an upgrade's leftovers"))?;
+    Ok(true)
+}
+
 /// Whether the keyword index in `dir` stores token counts (an empty or absent one does).
 pub fn stores_token_counts(dir: &Path) -> PortResult<bool> {
     if !dir.join("meta.json").exists() {

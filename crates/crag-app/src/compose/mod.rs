@@ -149,6 +149,9 @@ pub async fn open_indexes(
 /// the index's writer lock, and fails while another process holds the index.
 pub async fn store_token_counts(config: &Config, data_dir: &Path) -> Result<Option<usize>> {
     let dir = data_dir.join("keyword");
+    if crag_tantivy::remove_upgrade_leftovers(&dir)? {
+        tracing::info!(path = %dir.display(), "removed what an interrupted upgrade left");
+    }
     if crag_tantivy::stores_token_counts(&dir)? {
         return Ok(None);
     }
