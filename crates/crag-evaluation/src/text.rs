@@ -161,14 +161,33 @@ pub(crate) fn query_terms(query: &str) -> Vec<String> {
 }
 
 /// Returns, for each of `terms`, whether `text` contains it after normalisation.
+///
+/// Only tokens that could stem to a term are stemmed: a Snowball English stem keeps its word's
+/// first letter and is never longer than the word, so a token starting with no term's first
+/// letter, or shorter than every term, is skipped unstemmed (`stems_keep_the_first_letter_and_never_grow`
+/// checks both properties; the proptest below checks the result against stemming every token).
 pub(crate) fn terms_found(terms: &[String], text: &str) -> Vec<bool> {
     let mut found = vec![false; terms.len()];
     if terms.is_empty() {
         return found;
     }
     let wanted: HashSet<&str> = terms.iter().map(String::as_str).collect();
+    let initials: HashSet<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
+    let shortest = terms.iter().map(|t| t.chars().count()).min().unwrap_or(0);
     let mut remaining = wanted.len();
-    for token in tokens(text) {
+    for raw in pieces(text) {
+        // The token's first letter, before the token is built.
+        let first = raw
+            .chars()
+            .find(|c| !is_apostrophe(*c))
+            .and_then(|c| c.to_lowercase().next());
+        if first.is_none_or(|c| !initials.contains(&c)) {
+            continue;
+        }
+        let token = lowercase(raw);
+        if token.chars().count() < shortest {
+            continue;
+        }
         let term = normalize(&token);
         if !wanted.contains(term.as_str()) {
             continue;
@@ -193,14 +212,23 @@ pub(crate) fn estimate_tokens(text: &str) -> f64 {
 
 /// Splits `text` into lowercased alphanumeric tokens, dropping apostrophes.
 fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !(c.is_alphanumeric() || is_apostrophe(c)))
-        .map(|raw| {
-            raw.chars()
-                .filter(|c| !is_apostrophe(*c))
-                .flat_map(char::to_lowercase)
-                .collect::<String>()
-        })
+    pieces(text)
+        .map(lowercase)
         .filter(|token| !token.is_empty())
+}
+
+/// The runs of alphanumeric characters and apostrophes of `text`, as written.
+fn pieces(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || is_apostrophe(c)))
+}
+
+/// The token of a piece: lowercased, without apostrophes.
+fn lowercase(piece: &str) -> String {
+    piece
+        .chars()
+        .filter(|c| !is_apostrophe(*c))
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 fn is_apostrophe(c: char) -> bool {
@@ -277,6 +305,114 @@ mod tests {
             "Vitamin D supports the immune system; education matters.",
         );
         assert_eq!(found, [true, true, false]);
+    }
+
+    /// Every token stemmed, as `terms_found` did before it skipped tokens.
+    fn terms_found_stemming_all(terms: &[String], text: &str) -> Vec<bool> {
+        let stems: HashSet<String> = tokens(text).map(|t| normalize(&t)).collect();
+        terms.iter().map(|t| stems.contains(t)).collect()
+    }
+
+    /// Words where Snowball English changes more than a suffix (its exceptions, `y` handling,
+    /// the added `e`) and plain ones.
+    const TRICKY: &[&str] = &[
+        "dying",
+        "lying",
+        "tying",
+        "skies",
+        "skis",
+        "idly",
+        "gently",
+        "ugly",
+        "early",
+        "only",
+        "singly",
+        "news",
+        "howe",
+        "atlas",
+        "cosmos",
+        "bias",
+        "andes",
+        "yes",
+        "yield",
+        "sky",
+        "hoping",
+        "hoped",
+        "happy",
+        "happily",
+        "generously",
+        "conditional",
+        "rationalization",
+        "agreed",
+        "feed",
+        "ties",
+        "cries",
+        "crying",
+        "ied",
+        "y",
+        "ys",
+        "ly",
+        "s",
+        "ss",
+        "ing",
+        "éclair",
+        "über",
+        "naïve",
+        "straße",
+        "ǅemal",
+        "1990s",
+        "5g",
+        "covid19",
+        "r2d2",
+    ];
+
+    #[test]
+    fn stems_keep_the_first_letter_and_never_grow() {
+        let corpus: Vec<String> = TRICKY
+            .iter()
+            .map(|w| (*w).to_owned())
+            .chain(VOCABULARY_WORDS.split_whitespace().map(str::to_owned))
+            .collect();
+        for word in corpus.iter().flat_map(|w| tokens(w)) {
+            let stem = normalize(&word);
+            assert_eq!(stem.chars().next(), word.chars().next(), "{word} -> {stem}");
+            assert!(
+                stem.chars().count() <= word.chars().count(),
+                "{word} -> {stem}"
+            );
+        }
+    }
+
+    /// A sample of English: the words a stem's first letter or length could trip over are in
+    /// [`TRICKY`]; these are ordinary inflected forms.
+    const VOCABULARY_WORDS: &str = "vitamins deficiency lowers bone density adults raises \
+        fracture risk supplements immune system education matters launches launched updates \
+        running runner ran relational relativity possibly possibility operational operators \
+        hopefulness allegedly applied applies applying studies studied studying analyses \
+        analysed analysing children mice feet geese criteria phenomena indices matrices \
+        agreement agreements disagreeing beautifully happiness emptiness ownership borrowing";
+
+    proptest::proptest! {
+        #[test]
+        fn skipping_tokens_finds_what_stemming_all_finds(
+            query in proptest::collection::vec(0usize..80, 1..6),
+            text in proptest::collection::vec(0usize..80, 0..60),
+        ) {
+            let words: Vec<&str> = TRICKY
+                .iter()
+                .copied()
+                .chain(VOCABULARY_WORDS.split_whitespace())
+                .collect();
+            let pick = |i: &usize| words[i % words.len()];
+            let query: Vec<&str> = query.iter().map(pick).collect();
+            let text: Vec<&str> = text.iter().map(pick).collect();
+            let terms = query_terms(&query.join(" "));
+            let text = text.join(" ");
+            proptest::prop_assert_eq!(
+                terms_found(&terms, &text),
+                terms_found_stemming_all(&terms, &text)
+            );
+        }
     }
 
     #[test]
