@@ -8,6 +8,7 @@ use tokenizers::Tokenizer;
 
 use crate::assets::{EmbedderAssets, Precision};
 use crate::bert::{load_tokenizer, off_runtime, truncating_at, BertInputs, BertModel};
+use crate::counting::TokenCounter;
 use crate::error::{OnnxError, Result};
 
 /// Settings of the ONNX sentence embedder.
@@ -71,7 +72,9 @@ struct Inner {
     /// Truncates at `max_length`, no padding: what the model sees.
     model_tokenizer: Tokenizer,
     /// No truncation, no padding: token spans over whole documents.
-    span_tokenizer: Tokenizer,
+    span_tokenizer: Arc<Tokenizer>,
+    /// Counts with the span tokenizer, per remembered piece.
+    counter: TokenCounter,
     model_id: String,
     dimension: usize,
     max_length: usize,
@@ -91,7 +94,7 @@ impl OnnxEmbedder {
     /// Loads the runtime, the tokenizer and the model.
     pub fn new(config: OnnxEmbedderConfig) -> Result<Self> {
         let assets = &config.assets;
-        let span_tokenizer = load_tokenizer(&assets.tokenizer)?;
+        let span_tokenizer = Arc::new(load_tokenizer(&assets.tokenizer)?);
         let model_tokenizer = truncating_at(&span_tokenizer, assets.max_length)?;
         let model = BertModel::load(
             &assets.runtime_library,
@@ -105,6 +108,7 @@ impl OnnxEmbedder {
             inner: Arc::new(Inner {
                 model,
                 model_tokenizer,
+                counter: TokenCounter::new(Arc::clone(&span_tokenizer)),
                 span_tokenizer,
                 model_id: config.model_id,
                 dimension: assets.dimension,
@@ -195,6 +199,10 @@ impl Embedder for OnnxEmbedder {
             .filter(|(start, end)| start < end)
             .map(|&(start, end)| start..end)
             .collect())
+    }
+
+    fn count_tokens(&self, text: &str) -> PortResult<usize> {
+        Ok(self.inner.counter.count(text)?)
     }
 
     async fn embed(&self, texts: &[String]) -> PortResult<Vec<Vec<f32>>> {

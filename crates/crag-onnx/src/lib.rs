@@ -7,6 +7,7 @@
 
 mod assets;
 mod bert;
+mod counting;
 mod cross_encoder;
 mod embedder;
 mod error;

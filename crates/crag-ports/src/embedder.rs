@@ -22,6 +22,12 @@ pub trait Embedder: Debug + Send + Sync + 'static {
     /// The ingestion pipeline chunks by these, so chunks fit the model.
     fn token_spans(&self, text: &str) -> PortResult<Vec<Range<usize>>>;
 
+    /// Returns the number of the model's tokens in `text`: `token_spans(text)?.len()`, which
+    /// an adapter may compute faster (packing and refinement count every result's text).
+    fn count_tokens(&self, text: &str) -> PortResult<usize> {
+        Ok(self.token_spans(text)?.len())
+    }
+
     /// Embeds a batch of texts; returns one L2-normalised vector per text, in order.
     async fn embed(&self, texts: &[String]) -> PortResult<Vec<Vec<f32>>>;
 }

@@ -161,8 +161,7 @@ pub async fn store_token_counts(config: &Config, data_dir: &Path) -> Result<Opti
     tokio::task::spawn_blocking(move || -> Result<Option<usize>> {
         let embedder = OnnxEmbedder::new(embedder_config)?;
         let count = |text: &str| {
-            crag_ports::Embedder::token_spans(&embedder, text)
-                .map(|spans| spans.len())
+            crag_ports::Embedder::count_tokens(&embedder, text)
                 .unwrap_or_else(|_| crag_expansion::estimate_tokens(text))
         };
         Ok(crag_tantivy::store_token_counts(&dir, &count)?)

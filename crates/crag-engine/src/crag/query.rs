@@ -155,8 +155,7 @@ impl Engine {
     /// Tokens of `text` by the embedder's tokenizer (a word estimate if it fails).
     pub(crate) fn count_tokens(&self, text: &str) -> usize {
         self.embedder()
-            .token_spans(text)
-            .map(|spans| spans.len())
+            .count_tokens(text)
             .unwrap_or_else(|_| estimate_tokens(text))
     }
 

@@ -41,4 +41,33 @@ pub async fn embedder_suite(embedder: &dyn Embedder) {
     );
     assert!(embedder.token_spans("").expect("empty text").is_empty());
     assert!(embedder.max_tokens() > 0);
+
+    // A count is the number of spans, whatever the text holds; twice, for an adapter that
+    // remembers what it counted.
+    for _ in 0..2 {
+        for text in COUNTED {
+            assert_eq!(
+                embedder.count_tokens(text).expect("count"),
+                embedder.token_spans(text).expect("spans").len(),
+                "count of {text:?}"
+            );
+        }
+    }
 }
+
+/// Texts whose token count an adapter might get wrong by counting piece by piece.
+const COUNTED: &[&str] = &[
+    "",
+    "   ",
+    "Ownership, borrowing: Rust's way.",
+    "Hello, world! It's 3.14 -- naïve café résumé; ÜBER straße.",
+    "中文字符和English混合",
+    "vertical\u{000B}tab form\u{000C}feed next\u{0085}line joined by the normalizer",
+    "no\u{00A0}break thin\u{2009}space ideographic\u{3000}space line\u{2028}separator",
+    "zero\u{200B}width\u{200D}joiner soft\u{00AD}hyphen control\u{0007}bell nul\u{0000}x",
+    "[CLS] [SEP] [MASK]ed [UNK]x [PAD][PAD] <s> </s>",
+    "tabs\tand\nnewlines\r\nand  double  spaces ",
+    "https://example.org/a/very/long/path?with=query&and=more&parameters=that&go=on&and=on#frag",
+    "supercalifragilisticexpialidocious-antidisestablishmentarianism-pneumonoultramicroscopic",
+    "emoji 🦀🦀 and combining e\u{0301} marks",
+];
