@@ -164,8 +164,8 @@ pub(crate) fn query_terms(query: &str) -> Vec<String> {
 ///
 /// Only tokens that could stem to a term are stemmed: a Snowball English stem keeps its word's
 /// first letter and is never longer than the word, so a token starting with no term's first
-/// letter, or shorter than every term, is skipped unstemmed (`stems_keep_the_first_letter_and_never_grow`
-/// checks both properties; the proptest below checks the result against stemming every token).
+/// letter, or shorter than every term, is skipped unstemmed (`crag_text::stem` documents and
+/// tests both properties; the proptest below checks the result against stemming every token).
 pub(crate) fn terms_found(terms: &[String], text: &str) -> Vec<bool> {
     let mut found = vec![false; terms.len()];
     if terms.is_empty() {
@@ -365,23 +365,6 @@ mod tests {
         "covid19",
         "r2d2",
     ];
-
-    #[test]
-    fn stems_keep_the_first_letter_and_never_grow() {
-        let corpus: Vec<String> = TRICKY
-            .iter()
-            .map(|w| (*w).to_owned())
-            .chain(VOCABULARY_WORDS.split_whitespace().map(str::to_owned))
-            .collect();
-        for word in corpus.iter().flat_map(|w| tokens(w)) {
-            let stem = normalize(&word);
-            assert_eq!(stem.chars().next(), word.chars().next(), "{word} -> {stem}");
-            assert!(
-                stem.chars().count() <= word.chars().count(),
-                "{word} -> {stem}"
-            );
-        }
-    }
 
     /// A sample of English: the words a stem's first letter or length could trip over are in
     /// [`TRICKY`]; these are ordinary inflected forms.
