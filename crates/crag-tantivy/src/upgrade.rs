@@ -10,10 +10,9 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crag_core::Chunk;
 use crag_ports::{ErrorKind, PortError, PortResult};
 use tantivy::directory::footer::Footer;
-use tantivy::directory::{Directory, FileSlice, MmapDirectory, TerminatingWrite as _};
+use tantivy::directory::{Directory, MmapDirectory, TerminatingWrite as _};
 use tantivy::{Index, IndexWriter, TantivyDocument};
 
 use crate::error::{io_error, port_error};
@@ -39,8 +38,6 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
     let writer: IndexWriter = index
         .writer(WRITER_MEMORY_BUDGET)
         .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
-    let chunks = read_chunks(&index, &fields)?;
-
     let staging = staging_dir(dir);
     if staging.exists() {
         std::fs::remove_dir_all(&staging).map_err(io_error(MESSAGE))?;
@@ -53,12 +50,24 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
     let mut staging_writer: IndexWriter = upgraded
         .writer_with_num_threads(1, WRITER_MEMORY_BUDGET)
         .map_err(port_error(MESSAGE))?;
-    for chunk in &chunks {
-        let chunk = chunk.clone().with_tokens(count(&chunk.text));
-        staging_writer
-            .add_document(current.document_of(&chunk))
-            .map_err(port_error(MESSAGE))?;
+    // Chunk by chunk: the index is never held in memory whole.
+    let reader = index.reader().map_err(port_error(MESSAGE))?;
+    let searcher = reader.searcher();
+    let mut chunks = 0usize;
+    for segment in searcher.segment_readers() {
+        let store = segment.get_store_reader(1).map_err(io_error(MESSAGE))?;
+        for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
+            let chunk = fields.chunk_of(&doc.map_err(port_error(MESSAGE))?)?;
+            let tokens = count(&chunk.text);
+            let chunk = chunk.with_tokens(tokens);
+            staging_writer
+                .add_document(current.document_of(&chunk))
+                .map_err(port_error(MESSAGE))?;
+            chunks += 1;
+        }
     }
+    drop(searcher);
+    drop(reader);
     staging_writer.commit().map_err(port_error(MESSAGE))?;
     staging_writer
         .wait_merging_threads()
@@ -66,7 +75,9 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
 
     // Copy the new segments into the old directory (registered as its files), then switch.
     // The staging index's own files: its segments' (`<uuid>.<component>`), not its meta,
-    // its list of managed files or its locks (dot files).
+    // its list of managed files or its locks (dot files). Read mapped, not loaded.
+    let source = MmapDirectory::open(&staging)
+        .map_err(|err| PortError::with_source(ErrorKind::Internal, MESSAGE, err))?;
     for entry in std::fs::read_dir(&staging).map_err(io_error(MESSAGE))? {
         let entry = entry.map_err(io_error(MESSAGE))?;
         let name = PathBuf::from(entry.file_name());
@@ -75,9 +86,10 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
             continue;
         }
         // The directory writes a file's footer (its checksum) itself: copy the body.
-        let bytes = std::fs::read(entry.path()).map_err(io_error(MESSAGE))?;
-        let (_, body) =
-            Footer::extract_footer(FileSlice::from(bytes)).map_err(io_error(MESSAGE))?;
+        let file = source
+            .open_read(&name)
+            .map_err(|err| PortError::internal(MESSAGE, err))?;
+        let (_, body) = Footer::extract_footer(file).map_err(io_error(MESSAGE))?;
         let body = body.read_bytes().map_err(io_error(MESSAGE))?;
         let mut out = index
             .directory()
@@ -93,6 +105,7 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
         .map_err(io_error(MESSAGE))?;
     drop(writer);
     drop(index);
+    drop(source);
     std::fs::remove_dir_all(&staging).map_err(io_error(MESSAGE))?;
 
     // The old segments are no longer referenced: collect them.
@@ -110,8 +123,8 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
         .garbage_collect_files()
         .wait()
         .map_err(port_error(MESSAGE))?;
-    tracing::info!(path = %dir.display(), chunks = chunks.len(), "keyword index now stores token counts");
-    Ok(Some(chunks.len()))
+    tracing::info!(path = %dir.display(), chunks, "keyword index now stores token counts");
+    Ok(Some(chunks))
 }
 
 /// Removes what an upgrade of the keyword index in `dir` left beside it when it stopped
@@ -139,22 +152,6 @@ fn open(dir: &Path) -> PortResult<(Index, Fields)> {
     let directory = MmapDirectory::open(dir)
         .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
     open_index(directory, dir).map_err(port_error(MESSAGE))
-}
-
-/// Every live chunk of `index`.
-fn read_chunks(index: &Index, fields: &Fields) -> PortResult<Vec<Chunk>> {
-    const MESSAGE: &str = "failed to read the keyword index";
-    let reader = index.reader().map_err(port_error(MESSAGE))?;
-    let searcher = reader.searcher();
-    let mut chunks = Vec::new();
-    for segment in searcher.segment_readers() {
-        let store = segment.get_store_reader(1).map_err(io_error(MESSAGE))?;
-        for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
-            let doc = doc.map_err(port_error(MESSAGE))?;
-            chunks.push(fields.chunk_of(&doc)?);
-        }
-    }
-    Ok(chunks)
 }
 
 /// Where the new index is built: beside `dir`.
