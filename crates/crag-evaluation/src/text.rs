@@ -164,16 +164,15 @@ pub(crate) fn query_terms(query: &str) -> Vec<String> {
 ///
 /// Only tokens that could stem to a term are stemmed: a Snowball English stem keeps its word's
 /// first letter and is never longer than the word, so a token starting with no term's first
-/// letter, or shorter than every term, is skipped unstemmed (`crag_text::stem` documents and
-/// tests both properties; the proptest below checks the result against stemming every token).
+/// letter, or shorter than every term, is skipped unstemmed (`crag_text::StemTargets`; the
+/// proptest below checks the result against stemming every token).
 pub(crate) fn terms_found(terms: &[String], text: &str) -> Vec<bool> {
     let mut found = vec![false; terms.len()];
     if terms.is_empty() {
         return found;
     }
     let wanted: HashSet<&str> = terms.iter().map(String::as_str).collect();
-    let initials: HashSet<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
-    let shortest = terms.iter().map(|t| t.chars().count()).min().unwrap_or(0);
+    let targets = crag_text::StemTargets::new(terms.iter().map(String::as_str));
     let mut remaining = wanted.len();
     for raw in pieces(text) {
         // The token's first letter, before the token is built.
@@ -181,11 +180,11 @@ pub(crate) fn terms_found(terms: &[String], text: &str) -> Vec<bool> {
             .chars()
             .find(|c| !is_apostrophe(*c))
             .and_then(|c| c.to_lowercase().next());
-        if first.is_none_or(|c| !initials.contains(&c)) {
+        if first.is_none_or(|c| !targets.may_start_with(c)) {
             continue;
         }
         let token = lowercase(raw);
-        if token.chars().count() < shortest {
+        if !targets.may_stem(&token) {
             continue;
         }
         let term = normalize(&token);

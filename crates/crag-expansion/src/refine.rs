@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crag_text::StemTargets;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -61,11 +62,8 @@ pub struct LexicalScorer {
     wanted: HashMap<String, usize>,
     /// What each word seen so far is: the number of the query term it stems to, if any.
     seen: HashMap<String, Option<usize>>,
-    /// The first letters of the query's terms, and the length of the shortest: a Snowball
-    /// stem keeps its word's first letter and is never longer than the word, so a word with
-    /// another first letter, or shorter, is no term and is not stemmed.
-    initials: HashSet<char>,
-    shortest: usize,
+    /// Which words could stem to a query term: the others are not stemmed.
+    targets: StemTargets,
 }
 
 impl LexicalScorer {
@@ -84,8 +82,7 @@ impl LexicalScorer {
             wanted.entry(term).or_insert(next);
         }
         Self {
-            initials: wanted.keys().filter_map(|t| t.chars().next()).collect(),
-            shortest: wanted.keys().map(|t| t.chars().count()).min().unwrap_or(0),
+            targets: StemTargets::new(wanted.keys().map(String::as_str)),
             wanted,
             seen: HashMap::new(),
         }
@@ -102,12 +99,7 @@ impl LexicalScorer {
                 Some(term) => *term,
                 None => {
                     let word = normalize(token);
-                    let could_match = word
-                        .chars()
-                        .next()
-                        .is_some_and(|c| self.initials.contains(&c))
-                        && word.chars().count() >= self.shortest;
-                    let term = if could_match {
+                    let term = if self.targets.may_stem(&word) {
                         self.wanted.get(&stem(&word)).copied()
                     } else {
                         None

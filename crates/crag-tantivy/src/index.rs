@@ -7,9 +7,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk, WeightedTerm};
-use crag_ports::{DocumentEntries, DocumentEntry, ErrorKind, KeywordIndex, PortError, PortResult};
+use crag_ports::{DocumentEntries, DocumentEntry, KeywordIndex, PortError, PortResult};
 use tantivy::collector::{Count, TopDocs};
-use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
@@ -20,7 +19,7 @@ use crate::error::{io_error, port_error};
 use crate::schema::{analyzer, open_index, Fields, ANALYZER};
 
 /// Memory the writer may buffer before flushing a segment, across its threads.
-const WRITER_MEMORY_BUDGET: usize = 50_000_000;
+pub(crate) const WRITER_MEMORY_BUDGET: usize = 50_000_000;
 
 /// Doc-store blocks cached per segment while listing documents.
 const STORE_CACHE_BLOCKS: usize = 1;
@@ -62,9 +61,10 @@ impl TantivyKeywordIndex {
     ///
     /// Takes the index's writer lock until the value and its clones are dropped: a second
     /// open of the same directory, even from another process, fails as
-    /// [`ErrorKind::Unavailable`]. An index written with another schema fails as
-    /// [`ErrorKind::Internal`]. Opening does blocking IO. Ranks with crag's default BM25
-    /// ([`Bm25::default`], what `[retrieval]` defaults to).
+    /// [`ErrorKind::Unavailable`](crag_ports::ErrorKind::Unavailable). An index written with
+    /// another schema fails as [`ErrorKind::Internal`](crag_ports::ErrorKind::Internal).
+    /// Opening does blocking IO. Ranks with crag's default BM25 ([`Bm25::default`], what
+    /// `[retrieval]` defaults to).
     pub fn open(dir: &Path) -> PortResult<Self> {
         Self::open_with(dir, Bm25::default())
     }
@@ -73,9 +73,7 @@ impl TantivyKeywordIndex {
     pub fn open_with(dir: &Path, bm25: Bm25) -> PortResult<Self> {
         const MESSAGE: &str = "failed to open keyword index";
         std::fs::create_dir_all(dir).map_err(io_error(MESSAGE))?;
-        let directory = MmapDirectory::open(dir)
-            .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
-        let (index, fields) = open_index(directory, dir).map_err(port_error(MESSAGE))?;
+        let (index, fields) = open_index(dir)?;
         let analyzer = analyzer()?;
         index.tokenizers().register(ANALYZER, analyzer.clone());
         let writer = index

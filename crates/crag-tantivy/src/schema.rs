@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
-use crag_ports::PortError;
+use crag_ports::{ErrorKind, PortError};
 use tantivy::directory::MmapDirectory;
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
@@ -13,6 +13,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, TantivyError};
 
 use crate::analysis::CragTextTokenizer;
+use crate::error::port_error;
 use tantivy::{TantivyDocument, Term};
 
 /// Name under which the English analyzer is registered on the index.
@@ -25,13 +26,17 @@ pub(crate) fn analyzer() -> Result<TextAnalyzer, PortError> {
     Ok(TextAnalyzer::builder(CragTextTokenizer::default()).build())
 }
 
-/// Opens the index in `directory` (at `path`), creating it when there is none: with the
+/// Opens the index in the existing directory `dir`, creating it when there is none: with the
 /// current schema, or with the one before token counts were stored when it was written with
 /// that one (it opens and takes writes as it is; its chunks carry no count).
-pub(crate) fn open_index(
-    directory: MmapDirectory,
-    path: &Path,
-) -> tantivy::Result<(Index, Fields)> {
+pub(crate) fn open_index(dir: &Path) -> Result<(Index, Fields), PortError> {
+    const MESSAGE: &str = "failed to open keyword index";
+    let directory = MmapDirectory::open(dir)
+        .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
+    open_in(directory, dir).map_err(port_error(MESSAGE))
+}
+
+fn open_in(directory: MmapDirectory, path: &Path) -> tantivy::Result<(Index, Fields)> {
     let (schema, fields) = Fields::schema_of(Version::Current);
     match Index::open_or_create(directory.clone(), schema) {
         Err(TantivyError::SchemaError(_)) => {

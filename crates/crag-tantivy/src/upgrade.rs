@@ -16,10 +16,8 @@ use tantivy::directory::{Directory, MmapDirectory, TerminatingWrite as _};
 use tantivy::{Index, IndexWriter, TantivyDocument};
 
 use crate::error::{io_error, port_error};
+use crate::index::WRITER_MEMORY_BUDGET;
 use crate::schema::{analyzer, open_index, Fields, Version, ANALYZER};
-
-/// Memory the upgrade's writers may buffer.
-const WRITER_MEMORY_BUDGET: usize = 50_000_000;
 
 /// Rewrites the keyword index in `dir` with the current schema, each chunk with the token
 /// count `count` gives its text (the embedder's tokenizer: what a query would count for it).
@@ -30,7 +28,7 @@ const WRITER_MEMORY_BUDGET: usize = 50_000_000;
 /// IO; idempotent.
 pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResult<Option<usize>> {
     const MESSAGE: &str = "failed to upgrade the keyword index";
-    let (index, fields) = open(dir)?;
+    let (index, fields) = open_index(dir)?;
     if fields.stores_tokens() {
         return Ok(None);
     }
@@ -109,7 +107,7 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
     std::fs::remove_dir_all(&staging).map_err(io_error(MESSAGE))?;
 
     // The old segments are no longer referenced: collect them.
-    let (index, fields) = open(dir)?;
+    let (index, fields) = open_index(dir)?;
     if !fields.stores_tokens() {
         return Err(PortError::new(
             ErrorKind::Internal,
@@ -144,14 +142,7 @@ pub fn stores_token_counts(dir: &Path) -> PortResult<bool> {
     if !dir.join("meta.json").exists() {
         return Ok(true);
     }
-    Ok(open(dir)?.1.stores_tokens())
-}
-
-fn open(dir: &Path) -> PortResult<(Index, Fields)> {
-    const MESSAGE: &str = "failed to open keyword index";
-    let directory = MmapDirectory::open(dir)
-        .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
-    open_index(directory, dir).map_err(port_error(MESSAGE))
+    Ok(open_index(dir)?.1.stores_tokens())
 }
 
 /// Where the new index is built: beside `dir`.

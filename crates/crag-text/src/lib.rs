@@ -151,6 +151,41 @@ pub fn stem(word: &str) -> String {
     stemmer().stem(word).into_owned()
 }
 
+/// The stems a caller looks for, and which words could stem to one of them: a word whose
+/// first letter begins none of them, or shorter than all, cannot (see [`stem`]), so it need
+/// not be stemmed to be ruled out.
+#[derive(Debug, Clone, Default)]
+pub struct StemTargets {
+    initials: std::collections::HashSet<char>,
+    shortest: usize,
+}
+
+impl StemTargets {
+    /// The targets `stems`.
+    pub fn new<'a>(stems: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut targets = Self::default();
+        let mut shortest = None::<usize>;
+        for target in stems {
+            targets.initials.extend(target.chars().next());
+            let len = target.chars().count();
+            shortest = Some(shortest.map_or(len, |s| s.min(len)));
+        }
+        targets.shortest = shortest.unwrap_or(0);
+        targets
+    }
+
+    /// Whether a word beginning with `first` could stem to a target.
+    pub fn may_start_with(&self, first: char) -> bool {
+        self.initials.contains(&first)
+    }
+
+    /// Whether `word` (lowercase, without leading apostrophes) could stem to a target.
+    pub fn may_stem(&self, word: &str) -> bool {
+        word.chars().next().is_some_and(|c| self.may_start_with(c))
+            && word.chars().count() >= self.shortest
+    }
+}
+
 /// The index term of one raw token: `None` when it is too long or a stop word.
 pub fn term(token: &str) -> Option<String> {
     if token.len() >= MAX_TOKEN_BYTES {
@@ -250,6 +285,23 @@ mod tests {
                 "{word} -> {stemmed}"
             );
         }
+    }
+
+    #[test]
+    fn stem_targets_rule_out_only_words_that_cannot_stem_to_them() {
+        let stems: Vec<String> = ["vitamins", "dying", "effects"].map(stem).to_vec();
+        let targets = StemTargets::new(stems.iter().map(String::as_str));
+        for word in STEMMING_EDGE_CASES
+            .iter()
+            .chain(&["vitamin", "die", "effect", "dies"])
+        {
+            if stems.contains(&stem(word)) {
+                assert!(targets.may_stem(word), "{word}");
+            }
+        }
+        assert!(!targets.may_stem("bone"));
+        assert!(!targets.may_stem("ve"), "shorter than every target");
+        assert!(!StemTargets::new([]).may_stem("anything"));
     }
 
     proptest! {

@@ -50,8 +50,10 @@ impl WebTrigger {
 }
 
 fn planned(verdict: Verdict, config: &CragConfig, state: PlanState) -> Option<WebSearch> {
+    if !state.web_search {
+        return None;
+    }
     let trigger = match verdict {
-        _ if !state.web_search => return None,
         Verdict::Correct => return None,
         Verdict::Ambiguous => WebTrigger::FewerJudgedThan(config.min_results_before_web_search),
         Verdict::Incorrect => WebTrigger::Always,
