@@ -67,8 +67,13 @@ class GraphBuilder:
                        axis=-1, epsilon=eps)
 
     def gelu(self, x):
-        """Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2)))."""
-        scaled = self.op("Mul", [x, self.const("gelu_inv_sqrt2", np.float32(1 / math.sqrt(2)))])
+        """Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
+
+        Written as Div by sqrt(2), the form ONNX Runtime fuses into one Gelu op (and BiasGelu
+        with the bias before it); a Mul by 1/sqrt(2) is left as four ops, which cost the int8
+        model 6-9% of its time on a 226-token text (check_gelu_fused checks the fusion).
+        """
+        scaled = self.op("Div", [x, self.const("gelu_sqrt2", np.float32(math.sqrt(2)))])
         one_plus = self.op("Add", [self.op("Erf", [scaled]), self.const("one_f", np.float32(1))])
         half_x = self.op("Mul", [x, self.const("half_f", np.float32(0.5))])
         return self.op("Mul", [half_x, one_plus])
@@ -141,6 +146,22 @@ def build_model(cfg, weights):
     return model
 
 
+def check_gelu_fused(path):
+    """Fail unless ONNX Runtime's optimiser turns every GELU of the model into one fused op."""
+    import tempfile
+
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as tmp:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        options.optimized_model_filepath = os.path.join(tmp, "optimized.onnx")
+        ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        ops = [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
+    if "Erf" in ops or not any(op in ("Gelu", "BiasGelu") for op in ops):
+        sys.exit(f"ONNX Runtime did not fuse the GELU of {path}: {sorted(set(ops))}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model-dir", required=True, help="directory with config.json and model.safetensors")
@@ -156,6 +177,7 @@ def main():
     # Write atomically so an interrupted export never leaves a truncated model behind.
     tmp = args.out + ".tmp"
     onnx.save_model(model, tmp)
+    check_gelu_fused(tmp)
     os.replace(tmp, args.out)
     print(f"exported {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB)", file=sys.stderr)
 
