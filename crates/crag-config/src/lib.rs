@@ -230,9 +230,12 @@ pub struct EmbedderSection {
     /// Intra-op threads of each ONNX session; `0`: ONNX Runtime's choice (one per core) with one
     /// session, the cores shared equally among several; at most 256.
     pub threads: usize,
-    /// Sessions of the model (1..=64), each with its own copy of it (about 90 MiB float32, 23 MiB
+    /// Sessions of the model (0..=64), each with its own copy of it (about 90 MiB float32, 23 MiB
     /// int8): a session embeds one call at a time, so with several, concurrent queries embed side
-    /// by side and an ingestion spreads its batches over them. Figures in
+    /// by side and an ingestion spreads its batches over them. `0`: the model's own, one session
+    /// per core (at most 8) for int8, which embeds one text per call (ingest about 1.5x faster
+    /// on 2 cores, a lone query no slower), one for float32, whose batches of 32 already keep
+    /// every core busy (a second costs a lone query about 0.9 ms). Figures in
     /// [benchmarks.md](benchmarks.md#embedder-sessions-issue-18-release-build-2026-11-25).
     pub sessions: usize,
     /// Whether ONNX Runtime's intra-op threads spin, waiting for the next inference call, when
@@ -246,7 +249,7 @@ impl Default for EmbedderSection {
         Self {
             precision: EmbedderPrecision::default(),
             threads: 0,
-            sessions: 1,
+            sessions: 0,
             spinning: true,
         }
     }
@@ -280,9 +283,9 @@ impl EmbedderSection {
                 self.threads
             );
         }
-        if !(1..=MAX_EMBEDDER_SESSIONS).contains(&self.sessions) {
+        if self.sessions > MAX_EMBEDDER_SESSIONS {
             bail!(
-                "embedder.sessions must be within 1..={MAX_EMBEDDER_SESSIONS}, got {}",
+                "embedder.sessions must be at most {MAX_EMBEDDER_SESSIONS} (0: the model's own), got {}",
                 self.sessions
             );
         }

@@ -49,15 +49,27 @@ impl OnnxEmbedderConfig {
     /// quantised model scales its activations by the range of the whole input tensor, so in
     /// a batch a text's embedding would depend on the other texts (by up to 0.02 per
     /// coordinate); alone it is the same at ingest and at query time.
+    ///
+    /// With one text per call a session of two threads leaves much of the second idle, so the
+    /// int8 model gets a session per core ([`INT8_SESSIONS`] at most), each with its share of
+    /// the cores: an ingestion embeds that many texts at once (Cranfield 15.5 -> 10.5 s on 2
+    /// cores) and a lone query is no slower (benchmarks.md, "Embedder fusions and a session
+    /// per core").
     pub fn of(assets: EmbedderAssets, precision: Precision) -> Self {
         let mut config = Self::new(assets);
         config.model_id = precision.model_id(&config.model_id);
         if precision == Precision::Int8 {
             config.batch_size = 1;
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            config.sessions = cores.min(INT8_SESSIONS);
         }
         config
     }
 }
+
+/// Most sessions [`OnnxEmbedderConfig::of`] gives the int8 model (about 23 MiB each): beyond,
+/// the sessions share the cores.
+pub const INT8_SESSIONS: usize = 8;
 
 /// Sentence embedder: BERT-style ONNX model, mean pooling over the attention mask, L2 norm.
 ///

@@ -202,7 +202,9 @@ pub fn embedder_config(
     let assets = EmbedderAssets::from_manifest_with(assets, precision)?;
     let mut config = OnnxEmbedderConfig::of(assets, precision);
     config.threads = section.threads;
-    config.sessions = section.sessions;
+    if section.sessions > 0 {
+        config.sessions = section.sessions;
+    }
     config.spinning = section.spinning;
     Ok(config)
 }

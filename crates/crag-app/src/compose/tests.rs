@@ -184,9 +184,18 @@ fn the_embedder_follows_the_configuration() {
     assert_eq!((config.threads, config.batch_size), (1, 1));
     assert!(!config.spinning);
     assert!(config.assets.model.ends_with("model-int8.onnx"));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(
+        config.sessions,
+        cores.min(crag_onnx::INT8_SESSIONS),
+        "one per core"
+    );
+    let three = Config::parse("[embedder]\nsessions = 3\n").unwrap();
+    let config = embedder_config(&three.embedder, Precision::Int8, &assets).unwrap();
+    assert_eq!(config.sessions, 3);
     let float = embedder_config(&Config::default().embedder, Precision::Float32, &assets).unwrap();
     assert_eq!(float.model_id, "all-MiniLM-L6-v2");
-    assert_eq!(float.batch_size, 32);
+    assert_eq!((float.batch_size, float.sessions), (32, 1));
     assert!(float.spinning, "ONNX Runtime's default");
     assert!(float.assets.model.ends_with("model.onnx"));
 }
