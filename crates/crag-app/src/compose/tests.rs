@@ -190,6 +190,13 @@ fn the_embedder_follows_the_configuration() {
         cores.min(crag_onnx::INT8_SESSIONS),
         "one per core"
     );
+    let two_threads = Config::parse("[embedder]\nthreads = 2\n").unwrap();
+    let config = embedder_config(&two_threads.embedder, Precision::Int8, &assets).unwrap();
+    let fit = (cores / 2).clamp(1, cores.min(crag_onnx::INT8_SESSIONS));
+    assert_eq!(
+        config.sessions, fit,
+        "as many as fit the cores with 2 threads each"
+    );
     let three = Config::parse("[embedder]\nsessions = 3\n").unwrap();
     let config = embedder_config(&three.embedder, Precision::Int8, &assets).unwrap();
     assert_eq!(config.sessions, 3);
