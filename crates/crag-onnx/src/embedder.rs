@@ -50,11 +50,11 @@ impl OnnxEmbedderConfig {
     /// a batch a text's embedding would depend on the other texts (by up to 0.02 per
     /// coordinate); alone it is the same at ingest and at query time.
     ///
-    /// With one text per call a session of two threads leaves much of the second idle, so the
-    /// int8 model gets a session per core ([`INT8_SESSIONS`] at most), each with its share of
-    /// the cores: an ingestion embeds that many texts at once (Cranfield 15.5 -> 10.5 s on 2
-    /// cores) and a lone query is no slower (benchmarks.md, "Embedder fusions and a session
-    /// per core").
+    /// The int8 model gets a session per core ([`INT8_SESSIONS`] at most), each with its share
+    /// of the cores: an ingestion embeds that many texts at once, one thread each, which beats
+    /// one text at a time on every core (Cranfield 15.5 -> 10.5 s on 2 cores); a lone query
+    /// embeds 0.2-0.5 ms slower on one thread, and is as fast as a whole (benchmarks.md,
+    /// "Embedder fusions and a session per core").
     pub fn of(assets: EmbedderAssets, precision: Precision) -> Self {
         let mut config = Self::new(assets);
         config.model_id = precision.model_id(&config.model_id);
