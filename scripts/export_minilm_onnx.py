@@ -147,7 +147,8 @@ def build_model(cfg, weights):
 
 
 def check_gelu_fused(path):
-    """Fail unless ONNX Runtime's optimiser turns every GELU of the model into one fused op."""
+    """Whether ONNX Runtime's optimiser turns every GELU of the model into one fused op, and
+    the ops of the optimised graph."""
     import tempfile
 
     import onnxruntime as ort
@@ -158,8 +159,7 @@ def check_gelu_fused(path):
         options.optimized_model_filepath = os.path.join(tmp, "optimized.onnx")
         ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         ops = [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
-    if "Erf" in ops or not any(op in ("Gelu", "BiasGelu") for op in ops):
-        sys.exit(f"ONNX Runtime did not fuse the GELU of {path}: {sorted(set(ops))}")
+    return "Erf" not in ops and any(op in ("Gelu", "BiasGelu") for op in ops), sorted(set(ops))
 
 
 def main():
@@ -177,7 +177,10 @@ def main():
     # Write atomically so an interrupted export never leaves a truncated model behind.
     tmp = args.out + ".tmp"
     onnx.save_model(model, tmp)
-    check_gelu_fused(tmp)
+    fused, ops = check_gelu_fused(tmp)
+    if not fused:
+        os.remove(tmp)
+        sys.exit(f"ONNX Runtime did not fuse the GELU of the exported graph: {ops}")
     os.replace(tmp, args.out)
     print(f"exported {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB)", file=sys.stderr)
 

@@ -233,10 +233,11 @@ pub struct EmbedderSection {
     /// Sessions of the model (0..=64), each with its own copy of it (about 90 MiB float32, 23 MiB
     /// int8): a session embeds one call at a time, so with several, concurrent queries embed side
     /// by side and an ingestion spreads its batches over them. `0`: the model's own, one session
-    /// per core (at most 8; one per `threads` cores when `threads` is set) for int8, which embeds one text per call (ingest about 1.5x faster
-    /// on 2 cores; a lone query's embedding 0.2-0.5 ms slower on one thread, the whole query
-    /// within its run-to-run spread), one for float32, whose batches of 32 already keep
-    /// every core busy (a second costs a lone query about 0.9 ms). Figures in
+    /// per core (at most 8; one per `threads` cores when `threads` is set) for int8, which
+    /// embeds one text per call (ingest about 1.5x faster on 2 cores; a lone query's embedding
+    /// 0.2-0.5 ms slower on one thread, the whole query within its run-to-run spread), one for
+    /// float32, whose batches of 32 already keep every core busy (a second costs a lone query
+    /// about 0.9 ms). Figures in
     /// [benchmarks.md](benchmarks.md#embedder-fusions-and-a-session-per-core-issue-18-release-build-2026-11-26).
     pub sessions: usize,
     /// Whether ONNX Runtime's intra-op threads spin, waiting for the next inference call, when
