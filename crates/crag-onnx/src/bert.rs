@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crag_ports::{PortError, PortResult};
 use ndarray::{Array2, ArrayD};
-use ort::session::builder::GraphOptimizationLevel;
+use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
 use ort::session::Session;
 use ort::value::TensorRef;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
@@ -49,7 +49,33 @@ pub(crate) fn truncating_at(tokenizer: &Tokenizer, max_length: usize) -> Result<
 /// `SkipLayerNormFusion` (a residual Add and its LayerNormalization as one op) costs the int8
 /// MiniLM 22% of its time on a 226-token text (ONNX Runtime 1.31, one or two threads): the fused
 /// kernel took 8x the time of the unfused pair. The float32 graph is not fused by it either way.
+/// A test saves the graph the sessions run and checks the fusion is absent (and the GELU fused),
+/// so a runtime that renames the optimiser fails it.
 const SLOW_FUSIONS: &str = "SkipLayerNormFusion";
+
+/// A session builder with crag's settings: every graph optimisation but [`SLOW_FUSIONS`],
+/// `threads` intra-op threads (0: ONNX Runtime's choice), spinning or not.
+fn session_builder(
+    environment: &ort::environment::Environment,
+    threads: usize,
+    spinning: bool,
+) -> Result<SessionBuilder> {
+    let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
+    let mut builder = Session::builder(environment)
+        .map_err(runtime)?
+        .with_optimization_level(GraphOptimizationLevel::Level3)
+        .map_err(|e| OnnxError::Runtime(e.to_string()))?
+        .with_disabled_optimizers(SLOW_FUSIONS)
+        .map_err(|e| OnnxError::Runtime(e.to_string()))?
+        .with_intra_op_spinning(spinning)
+        .map_err(|e| OnnxError::Runtime(e.to_string()))?;
+    if threads > 0 {
+        builder = builder
+            .with_intra_threads(threads)
+            .map_err(|e| OnnxError::Runtime(e.to_string()))?;
+    }
+    Ok(builder)
+}
 
 /// A batch's encoding indexes and what was made of its output.
 type BatchResult<T> = Result<(Vec<usize>, T)>;
@@ -92,25 +118,13 @@ impl BertModel {
             }
             n => n,
         };
-        let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
         let mut loaded = Vec::with_capacity(sessions);
         for _ in 0..sessions {
-            let mut builder = Session::builder(environment)
-                .map_err(runtime)?
-                .with_optimization_level(GraphOptimizationLevel::Level3)
-                .map_err(|e| OnnxError::Runtime(e.to_string()))?
-                .with_disabled_optimizers(SLOW_FUSIONS)
-                .map_err(|e| OnnxError::Runtime(e.to_string()))?
-                .with_intra_op_spinning(spinning)
-                .map_err(|e| OnnxError::Runtime(e.to_string()))?;
-            if threads > 0 {
-                builder = builder
-                    .with_intra_threads(threads)
-                    .map_err(|e| OnnxError::Runtime(e.to_string()))?;
-            }
-            let session = builder.commit_from_file(model).map_err(|e| {
-                OnnxError::Runtime(format!("failed to load {}: {e}", model.display()))
-            })?;
+            let session = session_builder(environment, threads, spinning)?
+                .commit_from_file(model)
+                .map_err(|e| {
+                    OnnxError::Runtime(format!("failed to load {}: {e}", model.display()))
+                })?;
             loaded.push(Mutex::new(session));
         }
         Ok(Self {
@@ -268,4 +282,62 @@ where
         .await
         .map_err(|e| PortError::internal(format!("{what} task failed"), e))?
         .map_err(PortError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assets::{default_assets_dir, EmbedderAssets, Precision};
+
+    /// The graph ONNX Runtime runs for the model of `precision` with crag's settings, or with
+    /// nothing disabled, as saved by it (ONNX protobuf bytes).
+    fn optimised_graph(precision: Precision, crag_settings: bool) -> Vec<u8> {
+        let assets = EmbedderAssets::from_manifest_with(&default_assets_dir(), precision)
+            .unwrap_or_else(|e| panic!("assets unavailable: {e}"));
+        let environment = ensure_runtime(&assets.runtime_library).expect("runtime");
+        let builder = if crag_settings {
+            session_builder(environment, 1, false).expect("builder")
+        } else {
+            Session::builder(environment)
+                .unwrap()
+                .with_optimization_level(GraphOptimizationLevel::Level3)
+                .unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let saved = dir.path().join("optimised.onnx");
+        builder
+            .with_optimized_model_path(&saved)
+            .unwrap()
+            .commit_from_file(&assets.model)
+            .expect("session");
+        std::fs::read(&saved).expect("optimised graph saved")
+    }
+
+    /// Whether a node of `graph` has the op type `op`: a `NodeProto`'s `op_type` is its field
+    /// 4, a length-delimited string (tag byte 0x22, one length byte for names under 128 bytes),
+    /// so the tag and length before the name keep weight bytes from matching.
+    fn has(graph: &[u8], op: &str) -> bool {
+        let mut field = vec![0x22, u8::try_from(op.len()).expect("a short op name")];
+        field.extend_from_slice(op.as_bytes());
+        graph.windows(field.len()).any(|w| w == field.as_slice())
+    }
+
+    #[test]
+    fn sessions_run_the_fused_gelu_and_not_the_slow_fusions() {
+        for precision in [Precision::Int8, Precision::Float32] {
+            let graph = optimised_graph(precision, true);
+            assert!(
+                !has(&graph, "SkipLayerNormalization"),
+                "{precision:?}: SkipLayerNormFusion must stay off"
+            );
+            assert!(
+                has(&graph, "Gelu") || has(&graph, "BiasGelu"),
+                "{precision:?}: the GELU is fused"
+            );
+            assert!(!has(&graph, "Erf"), "{precision:?}: no unfused GELU left");
+        }
+        // The check sees the fusion when it is not disabled (so it can fail).
+        let graph = optimised_graph(Precision::Int8, false);
+        assert!(has(&graph, "SkipLayerNormalization"));
+    }
 }
