@@ -77,6 +77,29 @@ fn session_builder(
     Ok(builder)
 }
 
+/// Most sessions [`PER_CORE`] asks for (about 23 MiB each for the int8 MiniLM): beyond, the
+/// sessions share the cores.
+const MAX_PER_CORE_SESSIONS: usize = 8;
+
+/// `sessions` meaning "one per core" ([`MAX_PER_CORE_SESSIONS`] at most; with `threads` set,
+/// as many as fit the cores with that many threads each).
+pub(crate) const PER_CORE: usize = 0;
+
+/// The sessions to load and the intra-op threads of each on `cores` cores, from the
+/// configured `sessions` ([`PER_CORE`] or a number) and `threads` (0: ONNX Runtime's choice,
+/// a thread per core, with one session; an equal share of the cores with several).
+fn sessions_and_threads(sessions: usize, threads: usize, cores: usize) -> (usize, usize) {
+    let sessions = match sessions {
+        PER_CORE => (cores / threads.max(1)).clamp(1, MAX_PER_CORE_SESSIONS),
+        n => n,
+    };
+    let threads = match threads {
+        0 if sessions > 1 => (cores / sessions).max(1),
+        n => n,
+    };
+    (sessions, threads)
+}
+
 /// A batch's encoding indexes and what was made of its output.
 type BatchResult<T> = Result<(Vec<usize>, T)>;
 
@@ -97,9 +120,8 @@ impl BertModel {
     /// Loads ONNX Runtime from `runtime_library` (once per process) and `sessions` sessions of
     /// the model at `model`.
     ///
-    /// `threads` is the number of intra-op threads of each session; 0 lets ONNX Runtime decide
-    /// with one session (a thread per core), and gives each of several sessions an equal share
-    /// of the cores. `spinning`: the intra-op threads spin waiting for work after a call
+    /// `sessions` and `threads` (intra-op threads of each session) as [`sessions_and_threads`]
+    /// resolves them. `spinning`: the intra-op threads spin waiting for work after a call
     /// (ONNX Runtime's default) instead of sleeping at once.
     pub(crate) fn load(
         runtime_library: &Path,
@@ -110,14 +132,8 @@ impl BertModel {
         spinning: bool,
     ) -> Result<Self> {
         let environment = ensure_runtime(runtime_library)?;
-        let sessions = sessions.max(1);
-        let threads = match threads {
-            0 if sessions > 1 => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                (cores / sessions).max(1)
-            }
-            n => n,
-        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (sessions, threads) = sessions_and_threads(sessions, threads, cores);
         let mut loaded = Vec::with_capacity(sessions);
         for _ in 0..sessions {
             let session = session_builder(environment, threads, spinning)?
@@ -316,6 +332,24 @@ mod tests {
     /// Whether a node of `graph` has the op type `op`: a `NodeProto`'s `op_type` is its field
     /// 4, a length-delimited string (tag byte 0x22, one length byte for names under 128 bytes),
     /// so the tag and length before the name keep weight bytes from matching.
+    #[test]
+    fn sessions_and_threads_share_the_cores() {
+        // One per core, a thread each; at most eight, sharing the cores beyond.
+        assert_eq!(sessions_and_threads(PER_CORE, 0, 2), (2, 1));
+        assert_eq!(sessions_and_threads(PER_CORE, 0, 1), (1, 0));
+        assert_eq!(sessions_and_threads(PER_CORE, 0, 32), (8, 4));
+        // With threads set: as many as fit, at least one.
+        assert_eq!(sessions_and_threads(PER_CORE, 2, 2), (1, 2));
+        assert_eq!(sessions_and_threads(PER_CORE, 2, 8), (4, 2));
+        assert_eq!(sessions_and_threads(PER_CORE, 4, 2), (1, 4));
+        assert_eq!(sessions_and_threads(PER_CORE, 2, 64), (8, 2));
+        // A number of sessions is kept; threads 0 shares the cores among them.
+        assert_eq!(sessions_and_threads(1, 0, 8), (1, 0));
+        assert_eq!(sessions_and_threads(3, 0, 8), (3, 2));
+        assert_eq!(sessions_and_threads(3, 0, 2), (3, 1));
+        assert_eq!(sessions_and_threads(2, 3, 2), (2, 3));
+    }
+
     fn has(graph: &[u8], op: &str) -> bool {
         let mut field = vec![0x22, u8::try_from(op.len()).expect("a short op name")];
         field.extend_from_slice(op.as_bytes());

@@ -24,7 +24,8 @@ pub struct OnnxEmbedderConfig {
     /// cores shared equally among several).
     pub threads: usize,
     /// Sessions of the model: concurrent embeddings run side by side on as many, and the
-    /// batches of one call are spread over them.
+    /// batches of one call are spread over them. [`PER_CORE_SESSIONS`]: one per core (8 at
+    /// most; with `threads` set, as many as fit the cores with that many threads each).
     pub sessions: usize,
     /// Whether the intra-op threads spin waiting for the next call (ONNX Runtime's default)
     /// or sleep when a call is done, leaving the cores to the rest of the query.
@@ -50,8 +51,8 @@ impl OnnxEmbedderConfig {
     /// a batch a text's embedding would depend on the other texts (by up to 0.02 per
     /// coordinate); alone it is the same at ingest and at query time.
     ///
-    /// The int8 model gets a session per core ([`INT8_SESSIONS`] at most), each with its share
-    /// of the cores: an ingestion embeds that many texts at once, one thread each, which beats
+    /// The int8 model gets a session per core ([`PER_CORE_SESSIONS`]), each with its share of
+    /// the cores: an ingestion embeds that many texts at once, one thread each, which beats
     /// one text at a time on every core (Cranfield 15.5 -> 10.5 s on 2 cores); a lone query
     /// embeds 0.2-0.5 ms slower on one thread, and is as fast as a whole (benchmarks.md,
     /// "Embedder fusions and a session per core").
@@ -60,16 +61,14 @@ impl OnnxEmbedderConfig {
         config.model_id = precision.model_id(&config.model_id);
         if precision == Precision::Int8 {
             config.batch_size = 1;
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            config.sessions = cores.min(INT8_SESSIONS);
+            config.sessions = PER_CORE_SESSIONS;
         }
         config
     }
 }
 
-/// Most sessions [`OnnxEmbedderConfig::of`] gives the int8 model (about 23 MiB each): beyond,
-/// the sessions share the cores.
-pub const INT8_SESSIONS: usize = 8;
+/// [`OnnxEmbedderConfig::sessions`] meaning one session per core.
+pub const PER_CORE_SESSIONS: usize = crate::bert::PER_CORE;
 
 /// Sentence embedder: BERT-style ONNX model, mean pooling over the attention mask, L2 norm.
 ///

@@ -17,5 +17,5 @@ pub use assets::{
     default_assets_dir, CrossEncoderAssets, EmbedderAssets, Precision, SETUP_COMMAND,
 };
 pub use cross_encoder::{OnnxCrossEncoder, OnnxCrossEncoderConfig, PairTokens};
-pub use embedder::{OnnxEmbedder, OnnxEmbedderConfig, INT8_SESSIONS};
+pub use embedder::{OnnxEmbedder, OnnxEmbedderConfig, PER_CORE_SESSIONS};
 pub use error::{OnnxError, Result};

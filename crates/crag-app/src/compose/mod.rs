@@ -202,15 +202,9 @@ pub fn embedder_config(
     let assets = EmbedderAssets::from_manifest_with(assets, precision)?;
     let mut config = OnnxEmbedderConfig::of(assets, precision);
     config.threads = section.threads;
-    config.sessions = match (section.sessions, section.threads) {
-        (0, 0) => config.sessions,
-        // The model's own number, but no more than fit the cores with `threads` each.
-        (0, threads) => {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            (cores / threads).clamp(1, config.sessions)
-        }
-        (n, _) => n,
-    };
+    if section.sessions > 0 {
+        config.sessions = section.sessions;
+    }
     config.spinning = section.spinning;
     Ok(config)
 }

@@ -184,18 +184,10 @@ fn the_embedder_follows_the_configuration() {
     assert_eq!((config.threads, config.batch_size), (1, 1));
     assert!(!config.spinning);
     assert!(config.assets.model.ends_with("model-int8.onnx"));
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert_eq!(
         config.sessions,
-        cores.min(crag_onnx::INT8_SESSIONS),
-        "one per core"
-    );
-    let two_threads = Config::parse("[embedder]\nthreads = 2\n").unwrap();
-    let config = embedder_config(&two_threads.embedder, Precision::Int8, &assets).unwrap();
-    let fit = (cores / 2).clamp(1, cores.min(crag_onnx::INT8_SESSIONS));
-    assert_eq!(
-        config.sessions, fit,
-        "as many as fit the cores with 2 threads each"
+        crag_onnx::PER_CORE_SESSIONS,
+        "the model's own"
     );
     let three = Config::parse("[embedder]\nsessions = 3\n").unwrap();
     let config = embedder_config(&three.embedder, Precision::Int8, &assets).unwrap();
