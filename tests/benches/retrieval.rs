@@ -14,7 +14,7 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use crag_config::Config;
+use crag_app::Config;
 use crag_core::{Query, TopK};
 use crag_engine::{EngineConfig, QueryRequest};
 use crag_onnx::{EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};

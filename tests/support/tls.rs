@@ -42,7 +42,7 @@ pub async fn stalled_handshakes_are_closed(addr: SocketAddr, timeout: Duration) 
 }
 
 /// Configures TLS with `cert` and `key`, and a 1-second handshake timeout.
-pub fn configure(config: &mut crag_config::Config, cert: &Path, key: &Path) {
+pub fn configure(config: &mut crag_app::Config, cert: &Path, key: &Path) {
     config.server.tls_cert_path = cert.to_owned();
     config.server.tls_key_path = key.to_owned();
     config.server.header_read_timeout_ms = 1000;

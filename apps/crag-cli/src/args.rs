@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use crag_config::Config;
+use crag_app::Config;
 
 use crate::{ask, calibrate, commands, eval, eval_code, serve};
 

@@ -9,7 +9,8 @@ use crag_engine::{ChunkingConfig, Engine, EngineConfig, IngestProgress, QueryReq
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::output;
-use crag_config::{Config, EvaluatorKind, WebProvider};
+use crag_app::compose::{EvaluatorKind, WebProvider};
+use crag_app::Config;
 
 /// The effective configuration (file, `CRAG_` environment, then global flags).
 pub struct Context {
@@ -176,13 +177,13 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     }
     let mut config = ctx.config.clone();
     if let Some(kind) = args.evaluator {
-        config.evaluator.kind = kind;
+        config.adapters.evaluator.kind = kind;
     }
     if let Some(provider) = args.web_search {
-        config.web_search.provider = provider;
+        config.adapters.web_search.provider = provider;
     }
     if let Some(url) = &args.web_search_url {
-        config.web_search.url = Some(url.clone());
+        config.adapters.web_search.url = Some(url.clone());
     }
     let parts = crag_app::compose::components(&config)?;
     let filter = query_filter(&args)?;

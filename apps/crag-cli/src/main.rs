@@ -49,7 +49,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Config(ConfigCommand::Schema) => {
-            let schema = crag_config::reference::json_schema();
+            let schema = crag_config::reference::json_schema::<crag_app::Adapters>();
             println!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(())
         }

@@ -21,8 +21,8 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crag_app::Config;
 use crag_app::{Api, AppError, Code, TokenSet};
-use crag_config::Config;
 use crag_engine::Engine;
 use tonic::{Request, Response, Status, Streaming};
 

@@ -4,8 +4,8 @@
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
+use crag_app::Config;
 use crag_app::TokenSet;
-use crag_config::Config;
 use crag_http::{router, AppState};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
+use crag_app::Config;
 use crag_app::TokenSet;
-use crag_config::Config;
 use crag_http::{router, AppState};
 use http_body_util::BodyExt;
 use tower::ServiceExt;

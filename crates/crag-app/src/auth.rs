@@ -2,8 +2,8 @@
 
 use std::fmt;
 
+use crate::Config;
 use anyhow::Result;
-use crag_config::Config;
 
 /// The accepted bearer tokens, kept as SHA-256 digests and compared in constant time.
 #[derive(Clone, Default)]

@@ -28,8 +28,12 @@ pub mod tls;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// crag's configuration: [`crag_config::Config`] with crag's adapter sections ([`Adapters`]).
+pub type Config = crag_config::Config<Adapters>;
+
 pub use api::{Api, AskParams, DocumentError, IngestOutcome, Shed};
 pub use auth::TokenSet;
+pub use compose::Adapters;
 pub use error::{AppError, Code};
 pub use requests::{DocumentParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};
 pub use runtime::{

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 
-use crag_config::Config;
+use crate::Config;
 
 /// Default log filter of the servers: requests at info, LanceDB's per-query plans hidden.
 pub const SERVER_LOG_FILTER: &str = "info,lance=warn,lancedb=warn";

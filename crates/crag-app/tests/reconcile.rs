@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use crag_app::compose::{assets_dir, VECTOR_TABLE};
-use crag_config::Config;
+use crag_app::Config;
 use crag_core::{
     Chunk, ChunkId, ChunkKind, Document, DocumentId, Query, ScoredChunk, Span, TopK, WeightedTerm,
 };

@@ -5,7 +5,7 @@
 //! [`Engine::self_calibration_samples`]; `crag eval --self-calibrate N`).
 
 use anyhow::{Context as _, Result};
-use crag_config::Config;
+use crag_app::Config;
 use crag_core::{EvalDocument, Evaluation, Query, TopK};
 use crag_engine::sources::read_beir_corpus;
 use crag_engine::Engine;

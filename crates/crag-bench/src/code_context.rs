@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
-use crag_config::Config;
+use crag_app::Config;
 use crag_core::{Query, ReferenceKind, SymbolDef, SymbolKind, TopK};
 use crag_engine::sources::read_path;
 use crag_engine::{

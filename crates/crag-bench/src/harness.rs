@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use crag_config::{Config, EvaluatorKind};
+use crag_app::{compose::EvaluatorKind, Config};
 use crag_core::{ChunkFilter, Query, TopK};
 use crag_engine::{Engine, IngestProgress, QueryOutcome, QueryRequest};
 use crag_evaluation::auroc;
@@ -183,7 +183,7 @@ pub async fn evaluate(
     progress.finish();
 
     // The seed heuristic's comparison scores only matter beside a judged stage.
-    let baseline = if config.evaluator.kind == EvaluatorKind::Heuristic || !judged {
+    let baseline = if config.adapters.evaluator.kind == EvaluatorKind::Heuristic || !judged {
         None
     } else {
         progress.note("scoring the same documents with the seed heuristic for comparison");
@@ -461,7 +461,7 @@ fn evaluator_report(
     }
     let answerable = labels.iter().filter(|l| **l).count();
     EvaluatorReport {
-        evaluator: format!("{:?}", config.evaluator.kind).to_lowercase(),
+        evaluator: format!("{:?}", config.adapters.evaluator.kind).to_lowercase(),
         ablate: args.ablate,
         seed: args.seed,
         ablated_queries: index.ablated_queries.len(),

@@ -9,7 +9,7 @@
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::Config;
+use crate::{AdapterSections, Config};
 
 /// Prefix of the environment overrides.
 pub const ENV_PREFIX: &str = "CRAG_";
@@ -39,11 +39,11 @@ pub fn env_overrides(
 }
 
 /// Applies the overrides among `vars` to the parsed file.
-pub(crate) fn apply(
+pub(crate) fn apply<A: AdapterSections>(
     table: &mut toml::Table,
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> Result<()> {
-    let defaults = toml::Table::try_from(Config::default())
+    let defaults = toml::Table::try_from(Config::<A>::default())
         .map_err(|e| anyhow!("cannot render the default configuration: {e}"))?;
     for (name, path, raw) in env_overrides(vars) {
         if path.iter().any(String::is_empty) {

@@ -5,34 +5,52 @@
 //! it depends on no adapter; `crag-app`'s composition root builds what it names. Every key is
 //! documented in `docs/configuration.md`.
 
+mod calibration;
 mod env;
 pub mod reference;
-mod sections;
+mod retrieval;
 mod server;
 mod sessions;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context as _, Result};
-use crag_engine::{
-    CgragConfig, ChunkingConfig, CodeConfig, CragConfig, EngineConfig, Fusion, GraphConfig,
-    DEFAULT_KEYWORD_WEIGHT,
-};
+use crag_engine::{CgragConfig, ChunkingConfig, CodeConfig, CragConfig, EngineConfig, GraphConfig};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+pub use calibration::{read_calibration, write_calibration};
 pub use env::{env_overrides, ENV_PREFIX};
-pub use sections::{
-    read_calibration, write_calibration, EvaluatorKind, EvaluatorSection, HttpEvaluatorSection,
-    LlmSection, RerankerKind, RerankerSection, WebProvider, WebSearchSection,
+pub use retrieval::{
+    FusionKind, RetrievalSection, DEFAULT_BM25_B, DEFAULT_BM25_K1, DEFAULT_BM25_TITLE_WEIGHT,
 };
 pub use server::{AuthSection, LimitsSection, ServerSection, MIN_TOKEN_LEN};
 pub use sessions::{SessionBackend, SessionsSection};
 
+/// The adapter sections of a configuration: the tables naming which adapter serves a port
+/// and its settings (crag's `[evaluator]`, `[web_search]`, `[llm]`, `[reranker]`). Their types
+/// live beside the builders that read them, in `crag-app`'s composition root, so that adding
+/// an adapter touches one file there and this crate names no adapter. Each field of the
+/// implementing struct is a top-level table of the file; implemented for every type with
+/// these traits.
+pub trait AdapterSections:
+    Serialize + DeserializeOwned + JsonSchema + Default + Clone + std::fmt::Debug + PartialEq
+{
+}
+
+impl<T> AdapterSections for T where
+    T: Serialize + DeserializeOwned + JsonSchema + Default + Clone + std::fmt::Debug + PartialEq
+{
+}
+
 /// The whole configuration: defaults, then the file, then `CRAG_` environment overrides.
+/// `A` is the application's [`AdapterSections`] (`crag_app::Config` names crag's).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
-pub struct Config {
+#[serde(bound(deserialize = "A: AdapterSections", serialize = "A: AdapterSections"))]
+#[schemars(bound = "A: AdapterSections")]
+pub struct Config<A> {
     /// Indexes: `<data_dir>/keyword` (Tantivy), `<data_dir>/vectors` (LanceDB).
     pub data_dir: PathBuf,
     /// Vector store elsewhere: a directory or an object-store URI (`s3://...`, LanceDB's
@@ -65,14 +83,9 @@ pub struct Config {
     /// The knowledge graph of prose: key terms kept at ingest, expansion of the queries the
     /// router sends to the `knowledge_graph` route (`[crag.router] knowledge_graph`).
     pub knowledge_graph: GraphConfig,
-    /// Which evaluator judges retrievals, and its settings.
-    pub evaluator: EvaluatorSection,
-    /// Web search provider.
-    pub web_search: WebSearchSection,
-    /// OpenAI-compatible chat endpoint (LLM evaluator, query rewriting).
-    pub llm: Option<LlmSection>,
-    /// Cross-encoder reranker (two-stage retrieval); tunables are in `[crag.rerank]`.
-    pub reranker: RerankerSection,
+    /// The adapter sections, each a top-level table.
+    #[serde(flatten)]
+    pub adapters: A,
     /// Listening addresses, timeouts, concurrency.
     pub server: ServerSection,
     /// Request bounds of the HTTP and gRPC APIs.
@@ -81,7 +94,7 @@ pub struct Config {
     pub auth: AuthSection,
 }
 
-impl Default for Config {
+impl<A: Default> Default for Config<A> {
     fn default() -> Self {
         Self {
             data_dir: PathBuf::from(".crag"),
@@ -97,10 +110,7 @@ impl Default for Config {
             sessions: SessionsSection::default(),
             code: CodeConfig::default(),
             knowledge_graph: GraphConfig::default(),
-            evaluator: EvaluatorSection::default(),
-            web_search: WebSearchSection::default(),
-            llm: None,
-            reranker: RerankerSection::default(),
+            adapters: A::default(),
             server: ServerSection::default(),
             limits: LimitsSection::default(),
             auth: AuthSection::default(),
@@ -108,7 +118,7 @@ impl Default for Config {
     }
 }
 
-impl Config {
+impl<A: AdapterSections> Config<A> {
     /// Loads the file at `path` (if any), applies the `CRAG_` overrides among `vars`
     /// (usually `std::env::vars()`), and validates the result. Errors name the file, the key
     /// and, for overrides, the environment variable.
@@ -126,7 +136,7 @@ impl Config {
             }
             None => toml::Table::new(),
         };
-        env::apply(&mut table, vars)?;
+        env::apply::<A>(&mut table, vars)?;
         let config = Self::from_table(table).with_context(|| match path {
             Some(path) => format!("invalid configuration {}", path.display()),
             None => "invalid configuration".to_string(),
@@ -140,9 +150,30 @@ impl Config {
         Self::from_table(table)
     }
 
-    fn from_table(table: toml::Table) -> Result<Self> {
-        let config: Self = serde_path_to_error::deserialize(toml::Value::Table(table))
-            .map_err(|e| anyhow!("{}: {}", e.path(), e.inner()))?;
+    /// Deserialises the adapter sections on their own, so that an error inside one is named
+    /// by its dotted path as for the other tables (serde loses the path inside a flattened
+    /// field), then the rest.
+    fn from_table(mut table: toml::Table) -> Result<Self> {
+        let known = top_level_keys(&schemars::schema_for!(Self));
+        if let Some(unknown) = table.keys().find(|k| !known.contains(k)) {
+            bail!(
+                "unknown key `{unknown}`, expected one of {}",
+                known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let mut own = toml::Table::new();
+        for name in top_level_keys(&schemars::schema_for!(A)) {
+            if let Some(value) = table.remove(&name) {
+                own.insert(name, value);
+            }
+        }
+        let adapters: A = deserialize(own)?;
+        let mut config: Self = deserialize(table)?;
+        config.adapters = adapters;
         config.validate()?;
         Ok(config)
     }
@@ -213,6 +244,21 @@ impl Config {
             .collect();
         toml::to_string(&shown).context("failed to render the configuration")
     }
+}
+
+/// `T` from a table; the error names the dotted path of the offending key.
+fn deserialize<T: DeserializeOwned>(table: toml::Table) -> Result<T> {
+    serde_path_to_error::deserialize(toml::Value::Table(table))
+        .map_err(|e| anyhow!("{}: {}", e.path(), e.inner()))
+}
+
+/// The properties of an object schema: the top-level keys of the file it describes.
+fn top_level_keys(schema: &schemars::Schema) -> Vec<String> {
+    schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// `[embedder]`.
@@ -365,110 +411,6 @@ impl VectorIndexSection {
             if mib == 0 {
                 bail!("vector_index.{key} must be at least 1");
             }
-        }
-        Ok(())
-    }
-}
-
-/// `[retrieval]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct RetrievalSection {
-    /// Candidates asked of each leg (BM25, vectors) before fusion (1..=10000).
-    pub leg_depth: usize,
-    /// How the two legs become one ranking: `"rrf"` (reciprocal rank fusion, ranks only) or
-    /// `"convex"` (each leg's scores min-max normalised over its own candidates, then
-    /// `keyword_weight * bm25 + (1 - keyword_weight) * vector`; a leg that missed the chunk adds
-    /// 0). The convex default beat RRF on SciFact and Cranfield ([benchmarks.md](benchmarks.md)); a
-    /// calibration file records the fusion it was fitted under and is refused under another.
-    pub fusion: FusionKind,
-    /// Weight of the BM25 leg in the `"convex"` fusion, within [0, 1].
-    pub keyword_weight: f32,
-    /// Reciprocal-rank-fusion constant: each leg adds `1 / (rrf_k + rank)`; also the constant of
-    /// the merges of sub-query and expanded-query results, whatever `fusion` is.
-    pub rrf_k: f32,
-    /// Embeddings of recent query texts kept in memory (about 1.6 KiB each with MiniLM), so a
-    /// repeated query skips the embedder; `0` turns the cache off.
-    pub query_cache_entries: u64,
-    /// BM25 term-frequency saturation of the keyword leg, >= 0 (Tantivy's own scorer is used at 1.2
-    /// / 0.75, with its block-max pruning; other values score with crag's BM25 term query, the same
-    /// formula and statistics).
-    pub bm25_k1: f32,
-    /// BM25 length normalisation of the keyword leg, within [0, 1].
-    pub bm25_b: f32,
-    /// Multiplies the BM25 score of a query term in a chunk's title (title and text are separate
-    /// fields, each scored by BM25, the scores added; the text's weighs 1); `0` searches no title.
-    /// `bm25_k1`, `bm25_b` and this key act at query time: an index needs no re-ingest when they
-    /// change.
-    pub bm25_title_weight: f32,
-}
-
-/// Default `retrieval.bm25_k1`.
-pub const DEFAULT_BM25_K1: f32 = 1.2;
-/// Default `retrieval.bm25_b`.
-pub const DEFAULT_BM25_B: f32 = 0.75;
-/// Default `retrieval.bm25_title_weight`.
-pub const DEFAULT_BM25_TITLE_WEIGHT: f32 = 0.75;
-
-/// `retrieval.fusion`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FusionKind {
-    /// Reciprocal rank fusion.
-    Rrf,
-    /// Convex combination of min-max-normalised scores.
-    Convex,
-}
-
-impl Default for RetrievalSection {
-    fn default() -> Self {
-        let engine = EngineConfig::default();
-        let (fusion, keyword_weight) = match engine.fusion {
-            Fusion::Rrf { .. } => (FusionKind::Rrf, DEFAULT_KEYWORD_WEIGHT),
-            Fusion::Convex { keyword_weight } => (FusionKind::Convex, keyword_weight),
-        };
-        Self {
-            leg_depth: engine.leg_depth,
-            fusion,
-            keyword_weight,
-            rrf_k: engine.rrf_k,
-            query_cache_entries: engine.query_cache_entries,
-            bm25_k1: DEFAULT_BM25_K1,
-            bm25_b: DEFAULT_BM25_B,
-            bm25_title_weight: DEFAULT_BM25_TITLE_WEIGHT,
-        }
-    }
-}
-
-impl RetrievalSection {
-    /// The engine's fusion of the two legs.
-    pub fn fusion(&self) -> Fusion {
-        match self.fusion {
-            FusionKind::Rrf => Fusion::Rrf { k: self.rrf_k },
-            FusionKind::Convex => Fusion::Convex {
-                keyword_weight: self.keyword_weight,
-            },
-        }
-    }
-
-    fn validate(&self) -> Result<()> {
-        if self.leg_depth == 0 || self.leg_depth > 10_000 {
-            bail!("retrieval.leg_depth must be within 1..=10000");
-        }
-        if !self.rrf_k.is_finite() || self.rrf_k <= 0.0 {
-            bail!("retrieval.rrf_k must be a positive number");
-        }
-        if !(0.0..=1.0).contains(&self.keyword_weight) {
-            bail!("retrieval.keyword_weight must lie within [0, 1]");
-        }
-        if !self.bm25_k1.is_finite() || self.bm25_k1 < 0.0 {
-            bail!("retrieval.bm25_k1 must be a finite number >= 0");
-        }
-        if !(0.0..=1.0).contains(&self.bm25_b) {
-            bail!("retrieval.bm25_b must lie within [0, 1]");
-        }
-        if !self.bm25_title_weight.is_finite() || self.bm25_title_weight < 0.0 {
-            bail!("retrieval.bm25_title_weight must be a finite number >= 0");
         }
         Ok(())
     }

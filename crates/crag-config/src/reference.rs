@@ -6,11 +6,12 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::Config;
+use crate::{AdapterSections, Config};
 
-/// The JSON Schema (draft 2020-12) of the configuration file, for editors and validators.
-pub fn json_schema() -> Json {
-    schemars::schema_for!(Config).to_value()
+/// The JSON Schema (draft 2020-12) of the configuration file with the adapter sections `A`,
+/// for editors and validators.
+pub fn json_schema<A: AdapterSections>() -> Json {
+    schemars::schema_for!(Config<A>).to_value()
 }
 
 /// One key: a value that is not a table.
@@ -41,8 +42,8 @@ pub struct Section {
 }
 
 /// Every table of the configuration, depth first in declaration order, the top level first.
-pub fn sections() -> Vec<Section> {
-    let schema = json_schema();
+pub fn sections<A: AdapterSections>() -> Vec<Section> {
+    let schema = json_schema::<A>();
     let empty = Map::new();
     let defs = schema
         .get("$defs")
@@ -209,8 +210,8 @@ pub fn markdown_table(section: &Section) -> String {
 /// level; a block may name several sections whose tables are the same, such as the three
 /// context sources). The error names a section with keys and no block, a block naming no
 /// section, sections named together whose tables differ, or a block left open.
-pub fn render_key_tables(markdown: &str) -> Result<String, String> {
-    let sections = sections();
+pub fn render_key_tables<A: AdapterSections>(markdown: &str) -> Result<String, String> {
+    let sections = sections::<A>();
     let find = |path: &str| sections.iter().find(|s| s.path == path);
     let mut out = Vec::new();
     let mut shown = Vec::new();
@@ -284,9 +285,9 @@ fn comment(text: &str, width: usize) -> String {
 /// The example configuration file: every table and key with its doc comment as a comment
 /// and its default. Keys unset by default and tables absent by default are commented out,
 /// with the field's example value when it gives one.
-pub fn example_toml() -> String {
+pub fn example_toml<A: AdapterSections>() -> String {
     let mut out = String::from(EXAMPLE_HEADER);
-    for section in sections() {
+    for section in sections::<A>() {
         if section.keys.is_empty() {
             continue;
         }
@@ -318,7 +319,7 @@ pub fn example_toml() -> String {
 
 const EXAMPLE_HEADER: &str = "\
 # crag configuration: every key with its default, generated from the schema
-# (`cargo test -p crag-config --test reference` checks it; `CRAG_BLESS=1` rewrites it).
+# (`cargo test -p crag-app --test reference` checks it; `CRAG_BLESS=1` rewrites it).
 # Copy what you change; unknown keys are rejected with their name. Any key can be overridden
 # from the environment: CRAG_<SECTION>__<KEY> (e.g. CRAG_SERVER__HTTP_ADDR=0.0.0.0:8080),
 # top-level keys as CRAG_DATA_DIR, CRAG_VECTORS_URI, CRAG_ASSETS_DIR, CRAG_SYNONYMS_FILE.

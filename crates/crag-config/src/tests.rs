@@ -1,6 +1,49 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crag_engine::Fusion;
+
+/// Adapter sections shaped like crag's (`crag-app` declares the real ones): a table naming a
+/// port's adapter by kind, and a table absent by default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+struct Sections {
+    /// A port's adapter.
+    web_search: WebSearch,
+    /// An optional service.
+    llm: Option<Llm>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+struct WebSearch {
+    /// Which adapter.
+    provider: Provider,
+    /// Its address.
+    url: Option<String>,
+    /// Its timeout.
+    timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Provider {
+    #[default]
+    Off,
+    Searxng,
+    Duckduckgo,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+struct Llm {
+    /// Its address.
+    base_url: String,
+    /// Its timeout.
+    timeout_ms: u64,
+}
+
+type Config = super::Config<Sections>;
 
 #[test]
 fn empty_file_is_the_defaults() {
@@ -15,6 +58,27 @@ fn unknown_keys_are_named() {
     assert!(format!("{err:#}").contains("token_budgett"), "{err:#}");
     let err = Config::parse("[web_search]\nprovider = \"bing\"\n").unwrap_err();
     assert!(format!("{err:#}").contains("bing"), "{err:#}");
+    let err = Config::parse("[web_searchh]\nprovider = \"off\"\n").unwrap_err();
+    let text = format!("{err:#}");
+    assert!(text.contains("unknown key `web_searchh`"), "{text}");
+    assert!(
+        text.contains("`web_search`") && text.contains("`crag`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn errors_in_adapter_sections_name_their_key() {
+    let err = Config::parse("[web_search]\ntimeout_ms = \"soon\"\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("web_search.timeout_ms"),
+        "{err:#}"
+    );
+    let err = Config::parse("[llm]\nbase_url = \"x\"\nmodel = \"m\"\n").unwrap_err();
+    let text = format!("{err:#}");
+    assert!(text.contains("llm") && text.contains("model"), "{text}");
+    let err = Config::parse("web_search = 3\n").unwrap_err();
+    assert!(format!("{err:#}").contains("web_search"), "{err:#}");
 }
 
 #[test]
@@ -24,10 +88,6 @@ fn sections_parse() {
         [crag]
         ambiguous_filter_threshold = 0.5
         web_search_fail_mode = "closed"
-        [evaluator]
-        kind = "heuristic"
-        [evaluator.heuristic]
-        correct_threshold = 0.8
         [web_search]
         provider = "searxng"
         url = "http://127.0.0.1:8888"
@@ -36,8 +96,8 @@ fn sections_parse() {
     )
     .unwrap();
     assert_eq!(c.crag.ambiguous_filter_threshold, 0.5);
-    assert_eq!(c.evaluator.heuristic.correct_threshold, 0.8);
-    assert_eq!(c.web_search.provider, WebProvider::Searxng);
+    assert_eq!(c.adapters.web_search.provider, Provider::Searxng);
+    assert_eq!(c.adapters.web_search.timeout_ms, 2000);
 }
 
 #[test]
@@ -103,8 +163,8 @@ fn environment_overrides_file_and_defaults() {
     assert_eq!(c.crag.token_budget, 500, "file values survive");
     assert_eq!(c.limits.max_top_k, 50);
     assert_eq!(c.data_dir, PathBuf::from("/data"));
-    assert_eq!(c.web_search.provider, WebProvider::Duckduckgo);
-    assert_eq!(c.llm.unwrap().base_url, "http://127.0.0.1:1/v1");
+    assert_eq!(c.adapters.web_search.provider, Provider::Duckduckgo);
+    assert_eq!(c.adapters.llm.unwrap().base_url, "http://127.0.0.1:1/v1");
     assert_eq!(c.auth.tokens.len(), 2);
 }
 
@@ -153,21 +213,13 @@ fn file_errors_name_the_key_and_file() {
 fn printing_round_trips_and_redacts_tokens() {
     let mut c = Config::default();
     c.auth.tokens = vec!["0123456789abcdef0123".into()];
-    c.llm = Some(LlmSection::default());
+    c.adapters.llm = Some(Llm::default());
     let text = c.to_toml().unwrap();
     assert!(!text.contains("0123456789abcdef0123"), "{text}");
     assert!(text.contains("<redacted>"), "{text}");
     assert!(!format!("{c:?}").contains("0123456789abcdef0123"));
     let back = Config::parse(&text.replace("<redacted>", "0123456789abcdef0123")).unwrap();
     assert_eq!(back, c);
-}
-
-/// The configuration of the calibrated evaluator reading the file at `path`.
-fn calibrated_evaluator(path: &Path) -> String {
-    format!(
-        "[evaluator]\nkind = \"calibrated\"\ncalibration_file = {:?}\n",
-        path.display().to_string()
-    )
 }
 
 /// A calibration with the right feature names and zero weights: every list scores the bias.
@@ -217,7 +269,7 @@ fn neutral_calibration() -> crag_evaluation::Calibration {
 }
 
 #[test]
-fn calibrated_evaluator_loads_its_file() {
+fn calibration_files_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("calibration.toml");
     write_calibration(&path, &neutral_calibration()).unwrap();
@@ -225,14 +277,6 @@ fn calibrated_evaluator_loads_its_file() {
     assert!(text.starts_with("# crag calibration"), "{text}");
     assert!(text.contains("Fitted on: nothing (test)"), "{text}");
     assert_eq!(read_calibration(&path).unwrap(), neutral_calibration());
-
-    let config = calibrated_evaluator(&path);
-    let c = Config::parse(&config).unwrap();
-    assert_eq!(c.evaluator.kind, EvaluatorKind::Calibrated);
-    assert_eq!(
-        c.evaluator.calibration_file.as_deref(),
-        Some(path.as_path())
-    );
 }
 
 #[test]

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use crag_app::Config;
 use crag_app::TokenSet;
-use crag_config::Config;
 use crag_grpc::pb::crag_client::CragClient;
 use crag_grpc::CragService;
 use tonic::transport::Channel;

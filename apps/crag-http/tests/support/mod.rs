@@ -5,8 +5,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crag_app::Config;
 use crag_app::TokenSet;
-use crag_config::Config;
 use crag_engine::Engine;
 use crag_http::{router, AppState};
 use serde_json::{json, Value};

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crag_config::Config;
+use crate::Config;
 use crag_engine::{
     Engine, EngineStats, IngestReport, NoProgress, QueryOutcome, QueryRequest, Scope,
 };

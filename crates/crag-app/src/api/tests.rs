@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use crag_config::Config;
+use crate::Config;
 use crag_engine::{Engine, EngineConfig};
 use crag_ports::fakes::{HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex};
 

@@ -1,14 +1,15 @@
 //! The composition root: the one place where the configuration becomes adapters wired into an
-//! [`Engine`]. Adapters are registered by kind in [`registry`]; nothing else in the workspace
+//! [`Engine`]. Adapters are registered by kind in [`adapters`], each port's table of the
+//! configuration declared beside its builder; nothing else in the workspace
 //! names an adapter crate to build it.
 
-mod registry;
+mod adapters;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
-use crag_config::{Config, EmbedderPrecision, EmbedderSection, SessionBackend, VectorIndexSection};
+use crag_config::{EmbedderPrecision, EmbedderSection, SessionBackend, VectorIndexSection};
 use crag_engine::{
     CgragComponents, CodeGapDetector, CragComponents, DetectorKind, Engine, EngineConfig,
     LlmGapDetector,
@@ -21,7 +22,12 @@ use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore
 use crag_symbols::{SqliteSymbolIndex, SqliteTermGraph};
 use crag_tantivy::{Bm25, TantivyKeywordIndex};
 
-pub use registry::{evaluator, language_model, reranker, web_search};
+pub use adapters::{
+    evaluator, language_model, reranker, web_search, Adapters, EvaluatorKind, EvaluatorSection,
+    HttpEvaluatorSection, LlmSection, RerankerKind, RerankerSection, WebProvider, WebSearchSection,
+};
+
+use crate::Config;
 
 /// File of the symbol index, in the data directory.
 pub const SYMBOLS_FILE: &str = "symbols.sqlite";
@@ -72,13 +78,13 @@ pub fn components(config: &Config) -> Result<CragComponents> {
         parts.synonyms = SynonymTable::from_json(&text)
             .with_context(|| format!("invalid synonyms_file {}", path.display()))?;
     }
-    let llm = config.llm.as_ref().map(language_model).transpose()?;
+    let llm = language_model(config)?;
     parts.evaluator = evaluator(config, llm.clone())?;
-    if config.llm.as_ref().is_some_and(|l| l.rewrite) {
+    if config.adapters.llm.as_ref().is_some_and(|l| l.rewrite) {
         parts.rewriter = llm;
     }
-    parts.web_search = web_search(&config.web_search)?;
-    parts.reranker = reranker(&config.reranker, &assets_dir(config))?;
+    parts.web_search = web_search(&config.adapters.web_search)?;
+    parts.reranker = reranker(&config.adapters.reranker, &assets_dir(config))?;
     Ok(parts)
 }
 
@@ -278,7 +284,7 @@ pub async fn cgrag(
     config: &Config,
     symbols: Option<Arc<dyn SymbolIndex>>,
 ) -> Result<CgragComponents> {
-    let llm = config.llm.as_ref().map(language_model).transpose()?;
+    let llm = language_model(config)?;
     let section = &config.cgrag;
     let llm_detector = |model| -> Arc<dyn GapDetector> {
         Arc::new(LlmGapDetector::new(

@@ -1,6 +1,8 @@
 use std::path::{Path, PathBuf};
 
-use crag_config::{read_calibration, write_calibration, Config, DEFAULT_ANN_MIN_ROWS};
+use crag_config::{read_calibration, write_calibration, DEFAULT_ANN_MIN_ROWS};
+
+use crate::Config;
 use crag_evaluation::Calibration;
 use crag_lancedb::AnnPolicy;
 
@@ -45,6 +47,45 @@ fn adapters_are_built_by_kind() {
     let parts = components(&llm).unwrap();
     assert_eq!(parts.evaluator.name(), "llm");
     assert!(parts.rewriter.is_some(), "llm.rewrite defaults to true");
+}
+
+#[test]
+fn adapter_sections_are_read_and_their_errors_named() {
+    let c = Config::parse(
+        "[reranker]\nkind = \"http\"\nurl = \"http://127.0.0.1:1\"\n\
+         [evaluator.heuristic]\ncorrect_threshold = 0.8\n",
+    )
+    .unwrap();
+    assert_eq!(c.adapters.reranker.kind, RerankerKind::Http);
+    assert_eq!(c.adapters.evaluator.heuristic.correct_threshold, 0.8);
+    assert_eq!(c.adapters.web_search, WebSearchSection::default());
+    for (text, named) in [
+        ("[reranker]\ntimeout_ms = \"soon\"\n", "reranker.timeout_ms"),
+        ("[evaluator.http]\ntop_n = -1\n", "evaluator.http.top_n"),
+        ("[evaluator]\nkindd = \"llm\"\n", "kindd"),
+        ("[web_search]\nprovider = \"bing\"\n", "bing"),
+        ("[rerankerr]\nkind = \"http\"\n", "unknown key `rerankerr`"),
+    ] {
+        let err = Config::parse(text).unwrap_err();
+        assert!(format!("{err:#}").contains(named), "{text}: {err:#}");
+    }
+    let vars = [
+        ("CRAG_RERANKER__TIMEOUT_MS", "100"),
+        ("CRAG_LLM__BASE_URL", "http://127.0.0.1:1/v1"),
+        ("CRAG_EVALUATOR__KIND", "calibrated"),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()));
+    let c = Config::load(None, vars).unwrap();
+    assert_eq!(c.adapters.reranker.timeout_ms, 100);
+    assert_eq!(c.adapters.llm.unwrap().base_url, "http://127.0.0.1:1/v1");
+    assert_eq!(c.adapters.evaluator.kind, EvaluatorKind::Calibrated);
+    let err = Config::load(None, [("CRAG_RERANKER__TIMEOUT_MS".into(), "soon".into())]);
+    assert!(
+        format!("{:#}", err.unwrap_err()).contains("CRAG_RERANKER__TIMEOUT_MS"),
+        "the variable is named"
+    );
+    assert_eq!("llm".parse::<EvaluatorKind>(), Ok(EvaluatorKind::Llm));
+    assert!("bing".parse::<WebProvider>().is_err());
 }
 
 #[test]

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use crag_config::{reference, Config};
+use crag_app::{Adapters, Config};
+use crag_config::reference;
 
 fn repo_file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -34,7 +35,7 @@ fn check(name: &str, expected: &str) {
             .unwrap_or_else(|| actual.lines().count().min(expected.lines().count()));
         panic!(
             "{name} is out of date from line {} (generated: {:?}); run \
-             `CRAG_BLESS=1 cargo test -p crag-config --test reference` and commit the result",
+             `CRAG_BLESS=1 cargo test -p crag-app --test reference` and commit the result",
             line + 1,
             expected.lines().nth(line).unwrap_or("<end of file>")
         );
@@ -45,24 +46,24 @@ fn check(name: &str, expected: &str) {
 fn the_configuration_reference_is_generated_from_the_schema() {
     let path = repo_file("docs/configuration.md");
     let text = std::fs::read_to_string(path).unwrap();
-    let rendered = reference::render_key_tables(&text).unwrap();
+    let rendered = reference::render_key_tables::<Adapters>(&text).unwrap();
     check("docs/configuration.md", &rendered);
 }
 
 #[test]
 fn the_example_file_is_generated_from_the_schema() {
-    check("crag.example.toml", &reference::example_toml());
+    check("crag.example.toml", &reference::example_toml::<Adapters>());
 }
 
 #[test]
 fn the_example_file_shows_the_defaults() {
-    let example = Config::parse(&reference::example_toml()).unwrap();
+    let example = Config::parse(&reference::example_toml::<Adapters>()).unwrap();
     assert_eq!(example, Config::default());
 }
 
 #[test]
 fn every_key_is_documented() {
-    let undocumented: Vec<String> = reference::sections()
+    let undocumented: Vec<String> = reference::sections::<Adapters>()
         .iter()
         .flat_map(|s| s.keys.iter().map(move |k| (s, k)))
         .filter(|(_, k)| k.doc.trim().is_empty())
@@ -76,14 +77,14 @@ fn every_key_is_documented() {
 
 #[test]
 fn the_schema_describes_the_file() {
-    let schema = reference::json_schema();
+    let schema = reference::json_schema::<Adapters>();
     let properties = schema["properties"].as_object().unwrap();
     for key in ["data_dir", "retrieval", "crag", "server", "llm"] {
         assert!(properties.contains_key(key), "{key} missing");
     }
     // Unknown keys are refused by the file, so the schema says so too.
     assert_eq!(schema["additionalProperties"], serde_json::json!(false));
-    let sections = reference::sections();
+    let sections = reference::sections::<Adapters>();
     let retrieval = sections.iter().find(|s| s.path == "retrieval").unwrap();
     let fusion = retrieval.keys.iter().find(|k| k.name == "fusion").unwrap();
     assert_eq!(fusion.default, Some(toml::Value::from("convex")));
@@ -97,11 +98,11 @@ fn the_schema_describes_the_file() {
 #[test]
 fn a_block_naming_no_section_or_a_missing_block_is_an_error() {
     let unknown = "<!-- keys [nowhere] -->\n<!-- /keys -->\n";
-    let error = reference::render_key_tables(unknown).unwrap_err();
+    let error = reference::render_key_tables::<Adapters>(unknown).unwrap_err();
     assert!(error.contains("no section `[nowhere]`"), "{error}");
-    let error = reference::render_key_tables("no blocks at all\n").unwrap_err();
+    let error = reference::render_key_tables::<Adapters>("no blocks at all\n").unwrap_err();
     assert!(error.contains("[retrieval]"), "{error}");
     let open = "<!-- keys [retrieval] -->\n| stale |\n";
-    let error = reference::render_key_tables(open).unwrap_err();
+    let error = reference::render_key_tables::<Adapters>(open).unwrap_err();
     assert!(error.contains("not closed"), "{error}");
 }

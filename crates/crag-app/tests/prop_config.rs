@@ -2,7 +2,7 @@
 //! values of every type and out-of-range numbers, is accepted or refused with an error, never
 //! a panic; what is accepted validates.
 
-use crag_config::Config;
+use crag_app::Config;
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
