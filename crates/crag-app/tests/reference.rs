@@ -82,6 +82,11 @@ fn the_schema_describes_the_file() {
     for key in ["data_dir", "retrieval", "crag", "server", "llm"] {
         assert!(properties.contains_key(key), "{key} missing");
     }
+    // The file's description, not the Rust type's (`Config<A>` explains its parameter).
+    assert_eq!(
+        schema["description"],
+        "The whole configuration: defaults, then the file, then `CRAG_` environment overrides."
+    );
     // Unknown keys are refused by the file, so the schema says so too.
     assert_eq!(schema["additionalProperties"], serde_json::json!(false));
     let sections = reference::sections::<Adapters>();

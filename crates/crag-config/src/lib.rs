@@ -49,7 +49,10 @@ impl<T> AdapterSections for T where
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 #[serde(bound(deserialize = "A: AdapterSections", serialize = "A: AdapterSections"))]
-#[schemars(bound = "A: AdapterSections")]
+#[schemars(
+    bound = "A: AdapterSections",
+    description = "The whole configuration: defaults, then the file, then `CRAG_` environment overrides."
+)]
 pub struct Config<A> {
     /// Indexes: `<data_dir>/keyword` (Tantivy), `<data_dir>/vectors` (LanceDB).
     pub data_dir: PathBuf,
