@@ -111,3 +111,30 @@ fn a_block_naming_no_section_or_a_missing_block_is_an_error() {
     let error = reference::render_key_tables::<Adapters>(open).unwrap_err();
     assert!(error.contains("not closed"), "{error}");
 }
+
+/// No adapter sections at all: the core of the file.
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+struct NoAdapters {}
+
+#[test]
+fn adapter_sections_do_not_take_a_core_key() {
+    let keys = |schema: serde_json::Value| -> Vec<String> {
+        schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let core = keys(reference::json_schema::<NoAdapters>());
+    let adapters = keys(schemars::schema_for!(Adapters).to_value());
+    assert!(core.contains(&"crag".to_string()) && adapters.contains(&"reranker".to_string()));
+    let taken: Vec<_> = adapters.iter().filter(|k| core.contains(k)).collect();
+    assert!(
+        taken.is_empty(),
+        "adapter sections named like core keys (the adapter table would take them): {taken:?}"
+    );
+}
