@@ -60,19 +60,19 @@ fn session_builder(
     threads: usize,
     spinning: bool,
 ) -> Result<SessionBuilder> {
-    let runtime = |e: ort::Error| OnnxError::Runtime(e.to_string());
+    fn runtime(e: impl std::fmt::Display) -> OnnxError {
+        OnnxError::Runtime(e.to_string())
+    }
     let mut builder = Session::builder(environment)
         .map_err(runtime)?
         .with_optimization_level(GraphOptimizationLevel::Level3)
-        .map_err(|e| OnnxError::Runtime(e.to_string()))?
+        .map_err(runtime)?
         .with_disabled_optimizers(SLOW_FUSIONS)
-        .map_err(|e| OnnxError::Runtime(e.to_string()))?
+        .map_err(runtime)?
         .with_intra_op_spinning(spinning)
-        .map_err(|e| OnnxError::Runtime(e.to_string()))?;
+        .map_err(runtime)?;
     if threads > 0 {
-        builder = builder
-            .with_intra_threads(threads)
-            .map_err(|e| OnnxError::Runtime(e.to_string()))?;
+        builder = builder.with_intra_threads(threads).map_err(runtime)?;
     }
     Ok(builder)
 }
@@ -329,9 +329,6 @@ mod tests {
         std::fs::read(&saved).expect("optimised graph saved")
     }
 
-    /// Whether a node of `graph` has the op type `op`: a `NodeProto`'s `op_type` is its field
-    /// 4, a length-delimited string (tag byte 0x22, one length byte for names under 128 bytes),
-    /// so the tag and length before the name keep weight bytes from matching.
     #[test]
     fn sessions_and_threads_share_the_cores() {
         // One per core, a thread each; at most eight, sharing the cores beyond.
@@ -350,6 +347,9 @@ mod tests {
         assert_eq!(sessions_and_threads(2, 3, 2), (2, 3));
     }
 
+    /// Whether a node of `graph` has the op type `op`: a `NodeProto`'s `op_type` is its field
+    /// 4, a length-delimited string (tag byte 0x22, one length byte for names under 128 bytes),
+    /// so the tag and length before the name keep weight bytes from matching.
     fn has(graph: &[u8], op: &str) -> bool {
         let mut field = vec![0x22, u8::try_from(op.len()).expect("a short op name")];
         field.extend_from_slice(op.as_bytes());

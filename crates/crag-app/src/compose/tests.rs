@@ -1,8 +1,6 @@
 use std::path::{Path, PathBuf};
 
 use crag_config::{read_calibration, write_calibration, DEFAULT_ANN_MIN_ROWS};
-
-use crate::Config;
 use crag_evaluation::Calibration;
 use crag_lancedb::AnnPolicy;
 
