@@ -33,6 +33,12 @@ def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}" if a is not None and b else "-"
 
 
+def recall(stage: dict | None) -> str:
+    """Formats a stage's Recall@100, or '-' when it was not run."""
+    value = (stage or {}).get("recallAt100")
+    return f"{value:.4f}" if value is not None else "-"
+
+
 def throughput(stage: dict | None) -> str:
     """Formats a stage's queries/s and its number of clients, or '-' when it was not run."""
     qps = (stage or {}).get("queriesPerSecond")
@@ -44,9 +50,10 @@ def table(crag: dict, peer: dict) -> str:
     names = [s["stage"] for s in crag["stages"]]
     names += [s["stage"] for s in peer["stages"] if s["stage"] not in crag["byStage"]]
     lines = [
-        "| stage | nDCG@10 crag | nDCG@10 peer | difference | p50 ms crag | p50 ms peer "
+        "| stage | nDCG@10 crag | nDCG@10 peer | difference | R@100 crag | R@100 peer "
+        "| p50 ms crag | p50 ms peer "
         "| p50 crag/peer | p95 crag/peer | q/s crag (clients) | q/s peer (clients) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in names:
         c, p = crag["byStage"].get(name), peer["byStage"].get(name)
@@ -57,6 +64,8 @@ def table(crag: dict, peer: dict) -> str:
             f"{nc:.4f}" if nc is not None else "-",
             f"{np_:.4f}" if np_ is not None else "-",
             f"{nc - np_:+.4f}" if nc is not None and np_ is not None else "-",
+            recall(c),
+            recall(p),
             f"{lc['p50']:.1f}" if "p50" in lc else "-",
             f"{lp['p50']:.1f}" if "p50" in lp else "-",
             ratio(lc.get("p50"), lp.get("p50")),

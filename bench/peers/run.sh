@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# crag and the seeds' Python stack side by side on one BEIR collection:
-# setup (peer venv), `crag eval`, bench/peers/seed_stack.py, then the comparison table.
+# crag and two Python peers side by side on one BEIR collection: setup (peer venv),
+# `crag eval`, bench/peers/seed_stack.py (the seeds' stack), bench/peers/script_stack.py (the
+# script a user writes in an afternoon: bm25s + int8 MiniLM + convex fusion, and LanceDB
+# Python's hybrid search), then a comparison table against each.
 #
 #   bash bench/peers/run.sh                                  # ../shared/data/scifact
 #   CRAG_INDEX_DIR=/tmp/scifact-idx bash bench/peers/run.sh ../shared/data/scifact
@@ -69,6 +71,20 @@ machine "peer start"
     die "seed_stack.py failed, see $OUT/peer.log"
 machine "peer end"
 
+script=("$PY" "$HERE/script_stack.py" "$DATASET" --json "$OUT/script.json")
+if [[ "${PEER_FRESH_EMBEDDINGS:-0}" == 1 ]]; then script+=(--cache-dir "$OUT/peer-cache"); fi
+echo "== script: ${script[*]}" | tee "$OUT/script.log" >&2
+machine "script start"
+"${script[@]}" 2>&1 | tee -a "$OUT/script.log" ||
+    die "script_stack.py failed, see $OUT/script.log"
+machine "script end"
+
 echo "== compare" >&2
-"$PY" "$HERE/compare.py" "$OUT/crag.json" "$OUT/peer.json" | tee "$OUT/compare.md"
+{
+    echo "### against the seeds' stack"
+    "$PY" "$HERE/compare.py" "$OUT/crag.json" "$OUT/peer.json"
+    echo
+    echo "### against the afternoon script (and LanceDB Python hybrid)"
+    "$PY" "$HERE/compare.py" "$OUT/crag.json" "$OUT/script.json"
+} | tee "$OUT/compare.md"
 echo "reports in $OUT" >&2

@@ -11,10 +11,16 @@ set -euo pipefail
 
 VENV="${CRAG_PEER_VENV:-$HOME/.cache/crag/peer-venv}"
 PYTHON="${PYTHON:-python3}"
-# Pinned: rank_bm25 is the seeds' BM25; onnxruntime matches the runtime library crag loads
-# (libonnxruntime.so.1.31.1, see scripts/setup-assets.sh).
+# Pinned: rank_bm25 is the seeds' BM25; bm25s with PyStemmer and LanceDB (with pyarrow and
+# pandas) are the afternoon script's (script_stack.py); onnxruntime matches the runtime
+# library crag loads (libonnxruntime.so.1.31.1, see scripts/setup-assets.sh).
 PACKAGES=(
     "rank_bm25==0.2.2"
+    "bm25s==0.3.16"
+    "PyStemmer==3.1.0"
+    "lancedb==0.40.0"
+    "pyarrow==26.0.1"
+    "pandas==3.1.1"
     "numpy==2.4.6"
     "onnxruntime==1.31.1"
     "tokenizers==0.23.3"
@@ -58,6 +64,6 @@ else
         die "pip install failed (is PyPI reachable? see pip's message above)"
 fi
 
-"$VENV/bin/python" -c 'import numpy, onnxruntime, rank_bm25, tokenizers' ||
+"$VENV/bin/python" -c 'import numpy, onnxruntime, rank_bm25, tokenizers, bm25s, Stemmer, lancedb' ||
     die "the venv $VENV cannot import its packages; remove it and run this script again"
 echo "$VENV/bin/python"
