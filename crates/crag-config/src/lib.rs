@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 pub use calibration::{read_calibration, write_calibration};
 pub use env::{env_overrides, ENV_PREFIX};
 pub use retrieval::{
-    FusionKind, RetrievalSection, DEFAULT_BM25_B, DEFAULT_BM25_K1, DEFAULT_BM25_TITLE_WEIGHT,
+    FusionKind, RetrievalSection, ScopeKind, DEFAULT_BM25_B, DEFAULT_BM25_DOCUMENT_TITLE_WEIGHT,
+    DEFAULT_BM25_K1, DEFAULT_BM25_TITLE_WEIGHT,
 };
 pub use server::{AuthSection, LimitsSection, ServerSection, MIN_TOKEN_LEN};
 pub use sessions::{SessionBackend, SessionsSection};
@@ -226,6 +227,7 @@ impl<A: AdapterSections> Config<A> {
             code: self.code,
             query_cache_entries: self.retrieval.query_cache_entries,
             graph: self.knowledge_graph,
+            scope: self.retrieval.scope.engine(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! `[retrieval]`: hybrid retrieval's tunables.
 
 use anyhow::{bail, Result};
-use crag_engine::{EngineConfig, Fusion, DEFAULT_KEYWORD_WEIGHT};
+use crag_engine::{EngineConfig, Fusion, RetrievalScope, DEFAULT_KEYWORD_WEIGHT};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +36,40 @@ pub struct RetrievalSection {
     /// `bm25_k1`, `bm25_b` and this key act at query time: an index needs no re-ingest when they
     /// change.
     pub bm25_title_weight: f32,
+    /// What hybrid retrieval ranks: `"documents"` (the BM25 leg ranks whole documents by
+    /// BM25F over their title and whole text; each leg keeps a document's best chunk and the
+    /// fusion adds a document's two legs; each document is returned once, as its chunk that
+    /// best matches the query) or `"chunks"` (the default: every chunk on its own; the BM25 leg
+    /// scores chunks with `bm25_title_weight`). Documents beat chunks on SciFact and Cranfield
+    /// for BM25, hybrid and hybrid + CRAG, but Corrective RAG's corrections, chosen on chunk
+    /// rankings, then take 0.003 off the hybrid on SciFact: off by default until they are
+    /// chosen again ([benchmarks.md](benchmarks.md), "Whole documents"). Acts at query time.
+    pub scope: ScopeKind,
+    /// With `scope = "documents"`: what a query term's occurrence in a document's title adds
+    /// to its frequency in the document's text (which holds the title too) before BM25F's
+    /// saturation, >= 0; `bm25_k1` and `bm25_b` apply to both fields. Acts at query time.
+    pub bm25_document_title_weight: f32,
+}
+
+/// `retrieval.scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopeKind {
+    /// Whole documents, each returned as its best chunk.
+    Documents,
+    /// Every chunk on its own.
+    #[default]
+    Chunks,
+}
+
+impl ScopeKind {
+    /// The engine's scope.
+    pub fn engine(self) -> RetrievalScope {
+        match self {
+            Self::Documents => RetrievalScope::Documents,
+            Self::Chunks => RetrievalScope::Chunks,
+        }
+    }
 }
 
 /// Default `retrieval.bm25_k1`.
@@ -44,6 +78,9 @@ pub const DEFAULT_BM25_K1: f32 = 1.2;
 pub const DEFAULT_BM25_B: f32 = 0.75;
 /// Default `retrieval.bm25_title_weight`.
 pub const DEFAULT_BM25_TITLE_WEIGHT: f32 = 0.75;
+
+/// Default `retrieval.bm25_document_title_weight` (chosen on SciFact train and Cranfield).
+pub const DEFAULT_BM25_DOCUMENT_TITLE_WEIGHT: f32 = 2.0;
 
 /// `retrieval.fusion`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -71,6 +108,8 @@ impl Default for RetrievalSection {
             bm25_k1: DEFAULT_BM25_K1,
             bm25_b: DEFAULT_BM25_B,
             bm25_title_weight: DEFAULT_BM25_TITLE_WEIGHT,
+            scope: ScopeKind::default(),
+            bm25_document_title_weight: DEFAULT_BM25_DOCUMENT_TITLE_WEIGHT,
         }
     }
 }
@@ -104,6 +143,10 @@ impl RetrievalSection {
         }
         if !self.bm25_title_weight.is_finite() || self.bm25_title_weight < 0.0 {
             bail!("retrieval.bm25_title_weight must be a finite number >= 0");
+        }
+        let weight = self.bm25_document_title_weight;
+        if !weight.is_finite() || weight < 0.0 {
+            bail!("retrieval.bm25_document_title_weight must be a finite number >= 0");
         }
         Ok(())
     }

@@ -26,6 +26,20 @@ pub struct EngineConfig {
     pub query_cache_entries: u64,
     /// The knowledge graph of prose: key terms kept at ingest, query expansion.
     pub graph: GraphConfig,
+    /// What hybrid retrieval ranks: whole documents (the keyword leg ranks documents, each
+    /// leg keeps a document's best chunk and the fusion adds a document's two legs, each
+    /// document returned as one chunk) or chunks (each chunk on its own).
+    pub scope: RetrievalScope,
+}
+
+/// What hybrid retrieval ranks (`[retrieval] scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetrievalScope {
+    /// Whole documents, each shown as its best chunk.
+    Documents,
+    /// Chunks, each on its own (several of one document may be returned).
+    #[default]
+    Chunks,
 }
 
 impl Default for EngineConfig {
@@ -40,6 +54,7 @@ impl Default for EngineConfig {
             code: CodeConfig::default(),
             query_cache_entries: DEFAULT_QUERY_CACHE_ENTRIES,
             graph: GraphConfig::default(),
+            scope: RetrievalScope::default(),
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::query_vectors::QueryVectors;
 use crate::sources::Skipped;
 
 pub use crate::config::EngineConfig;
+use crate::config::RetrievalScope;
 
 mod hybrid;
 
@@ -299,7 +300,11 @@ impl Engine {
 
     /// Returns the keyword leg alone (BM25), best first.
     pub async fn retrieve_keyword(&self, query: &Query, top_k: TopK) -> Result<Vec<ScoredChunk>> {
-        Ok(self.keywords.search(query.as_str(), top_k.get()).await?)
+        let (query, k) = (query.as_str(), top_k.get());
+        Ok(match self.config.scope {
+            RetrievalScope::Documents => self.keywords.search_documents(query, k).await?,
+            RetrievalScope::Chunks => self.keywords.search(query, k).await?,
+        })
     }
 
     /// Returns the vector leg alone, best first: ids and scores from the vector index, the

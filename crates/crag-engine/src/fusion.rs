@@ -2,6 +2,10 @@ use std::collections::HashMap;
 
 use crag_core::{Chunk, FusedHit, LegHit, ScoredChunk};
 
+mod documents;
+
+pub use documents::{document_of, per_document, per_document_ids};
+
 /// The usual reciprocal-rank-fusion constant (Cormack et al. 2009).
 pub const RRF_K: f32 = 60.0;
 

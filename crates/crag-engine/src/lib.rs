@@ -25,6 +25,7 @@ pub use cgrag::{
 };
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use code::CodeConfig;
+pub use config::RetrievalScope;
 pub use crag::{
     pseudo_query, Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig,
     CragMetrics, EvaluationInput, ExpansionStrategy, FailMode, HeuristicRelevance, LlmRelevance,
@@ -36,7 +37,8 @@ pub use engine::{
 };
 pub use error::{EngineError, Result};
 pub use fusion::{
-    fuse, fuse_ids, reciprocal_rank_fusion, FusedId, Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K,
+    document_of, fuse, fuse_ids, per_document, per_document_ids, reciprocal_rank_fusion, FusedId,
+    Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K,
 };
 pub use graph::GraphExpansion;
 pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};

@@ -58,6 +58,19 @@ impl DocumentEntries {
     }
 }
 
+/// How many chunks per document wanted a document ranking reads of a chunk ranking.
+pub const DOCUMENT_OVERFETCH: usize = 4;
+
+/// Keeps the first hit of each document of a ranking, at most `k`: each document's best
+/// chunk when `hits` are best first.
+pub fn best_chunk_per_document(hits: Vec<ScoredChunk>, k: usize) -> Vec<ScoredChunk> {
+    let mut seen = HashSet::new();
+    hits.into_iter()
+        .filter(|h| seen.insert(h.chunk.document_id.clone()))
+        .take(k)
+        .collect()
+}
+
 /// Full-text index ranking chunks by BM25.
 #[async_trait]
 pub trait KeywordIndex: Debug + Send + Sync + 'static {
@@ -91,6 +104,31 @@ pub trait KeywordIndex: Debug + Send + Sync + 'static {
     /// multiplied by its weight. Terms the index does not hold, or with a weight that is not
     /// positive and finite, add nothing; no usable term gives an empty list.
     async fn search_terms(&self, terms: &[WeightedTerm], k: usize) -> PortResult<Vec<ScoredChunk>>;
+
+    /// Returns the best `k` documents for free user text, best first, each as one of its
+    /// chunks (the one that best matches the query) scored with the document's score. An
+    /// index that ranks whole documents (Tantivy: BM25F over the document's title and whole
+    /// text) does so; the default keeps each document's best chunk of a chunk ranking
+    /// [`DOCUMENT_OVERFETCH`] times deeper.
+    async fn search_documents(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
+        let chunks = self
+            .search(query, k.saturating_mul(DOCUMENT_OVERFETCH))
+            .await?;
+        Ok(best_chunk_per_document(chunks, k))
+    }
+
+    /// [`KeywordIndex::search_documents`] for a weighted query of index terms, as
+    /// [`KeywordIndex::search_terms`] takes them.
+    async fn search_terms_documents(
+        &self,
+        terms: &[WeightedTerm],
+        k: usize,
+    ) -> PortResult<Vec<ScoredChunk>> {
+        let chunks = self
+            .search_terms(terms, k.saturating_mul(DOCUMENT_OVERFETCH))
+            .await?;
+        Ok(best_chunk_per_document(chunks, k))
+    }
 
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;

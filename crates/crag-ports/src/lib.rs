@@ -25,7 +25,9 @@ pub use embedder::Embedder;
 pub use error::{ErrorKind, PortError, PortResult};
 pub use evaluator::RelevanceEvaluator;
 pub use gaps::{ContextItem, GapDetector, GapReport};
-pub use keyword::{DocumentEntries, DocumentEntry, KeywordIndex};
+pub use keyword::{
+    best_chunk_per_document, DocumentEntries, DocumentEntry, KeywordIndex, DOCUMENT_OVERFETCH,
+};
 pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role, MAX_TEMPERATURE};
 pub use reranker::{RerankScore, Reranker};
 pub use session::{SessionStore, DEFAULT_MAX_NODES};

@@ -3,6 +3,8 @@
 //! Each suite takes a fresh, empty instance and panics with a message on the first broken
 //! promise. Fakes run them in unit tests, real adapters in their integration tests.
 
+use std::collections::HashSet;
+
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
 
 use crate::KeywordIndex;
@@ -259,6 +261,95 @@ pub async fn keyword_index_suite(index: &dyn KeywordIndex) {
         .expect("deleting an unknown document is fine");
     assert_eq!(index.count().await.expect("count"), 3);
     replace_contract(index).await;
+    document_search_contract(index).await;
+}
+
+/// `search_documents` and `search_terms_documents`: at most `k` hits, one per document, best
+/// first, each a stored chunk of its document; a deleted document is never returned.
+async fn document_search_contract(index: &dyn KeywordIndex) {
+    let extra = [
+        chunk(
+            "lake.md",
+            0,
+            "Lakes",
+            "A lake holds fresh water; trout swim in it.",
+        ),
+        chunk(
+            "lake.md",
+            1,
+            "Lakes",
+            "Trout and perch feed on insects in the lake.",
+        ),
+        chunk(
+            "sea.md",
+            0,
+            "Seas",
+            "Salt water fills the sea, where no trout swims.",
+        ),
+    ];
+    index.upsert(&extra).await.expect("upsert");
+    for k in [1, 2, 10] {
+        let hits = index
+            .search_documents("trout lake water", k)
+            .await
+            .expect("search documents");
+        assert!(!hits.is_empty() && hits.len() <= k, "{k}: {:?}", ids(&hits));
+        let documents: HashSet<&DocumentId> = hits.iter().map(|h| &h.chunk.document_id).collect();
+        assert_eq!(
+            documents.len(),
+            hits.len(),
+            "one hit per document: {:?}",
+            ids(&hits)
+        );
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        assert!(hits.iter().all(|h| h.score.is_finite() && h.score > 0.0));
+        assert_eq!(
+            hits[0].chunk.document_id.as_str(),
+            "lake.md",
+            "{:?}",
+            ids(&hits)
+        );
+        let stored = index.get(&[hits[0].chunk.id.clone()]).await.expect("get");
+        assert_eq!(
+            stored,
+            vec![hits[0].chunk.clone()],
+            "a stored chunk of the document"
+        );
+    }
+    let term = |term: &str, weight: f32| crag_core::WeightedTerm {
+        term: term.into(),
+        weight,
+    };
+    let terms = [term("trout", 1.0), term("sea", 2.0)];
+    let hits = index
+        .search_terms_documents(&terms, 10)
+        .await
+        .expect("search terms documents");
+    assert_eq!(ids(&hits).first(), Some(&"sea.md#0"), "{:?}", ids(&hits));
+    let documents: HashSet<&DocumentId> = hits.iter().map(|h| &h.chunk.document_id).collect();
+    assert_eq!(documents.len(), hits.len());
+    assert!(index
+        .search_documents("", 5)
+        .await
+        .expect("empty")
+        .is_empty());
+    assert!(index
+        .search_documents("trout", 0)
+        .await
+        .expect("k 0")
+        .is_empty());
+    let lake = DocumentId::new("lake.md").expect("id");
+    index.delete_documents(&[lake]).await.expect("delete");
+    let hits = index
+        .search_documents("trout lake", 10)
+        .await
+        .expect("search");
+    assert!(
+        hits.iter()
+            .all(|h| h.chunk.document_id.as_str() != "lake.md"),
+        "{:?}",
+        ids(&hits)
+    );
 }
 
 /// `replace_documents`: the replaced documents' chunks all go, the new chunks come in (a new

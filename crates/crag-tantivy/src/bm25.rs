@@ -30,6 +30,9 @@ pub struct Bm25 {
     /// Multiplies the BM25 score of a query term in a chunk's title, >= 0 (0: titles are
     /// not searched).
     pub title_weight: f32,
+    /// Whole documents (BM25F, same `k1` and `b`): what a title occurrence of a term adds to
+    /// its frequency in the text, which holds the title too, >= 0.
+    pub document_title_weight: f32,
 }
 
 impl Bm25 {
@@ -38,6 +41,7 @@ impl Bm25 {
         k1: 1.2,
         b: 0.75,
         title_weight: 1.0,
+        document_title_weight: DEFAULT_DOCUMENT_TITLE_WEIGHT,
     };
 
     /// Checked parameters, titles weighing as much as text.
@@ -51,7 +55,7 @@ impl Bm25 {
         Ok(Self {
             k1,
             b,
-            title_weight: 1.0,
+            ..Self::TANTIVY
         })
     }
 
@@ -68,6 +72,29 @@ impl Bm25 {
         })
     }
 
+    /// The same, a title occurrence of a term adding `weight` to its frequency in a whole
+    /// document's text.
+    pub fn with_document_title_weight(self, weight: f32) -> Result<Self, String> {
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Err(format!(
+                "the document title weight must be a finite number >= 0, got {weight}"
+            ));
+        }
+        Ok(Self {
+            document_title_weight: weight,
+            ..self
+        })
+    }
+
+    /// BM25F's parameters for whole documents.
+    pub(crate) fn documents(self) -> crate::bm25f::Bm25f {
+        crate::bm25f::Bm25f {
+            k1: self.k1,
+            b: self.b,
+            title_weight: self.document_title_weight,
+        }
+    }
+
     /// The query scoring `term` with `k1` and `b` (the title weight is the caller's).
     pub(crate) fn term_query(self, term: Term) -> Box<dyn Query> {
         if (self.k1, self.b) == (Self::TANTIVY.k1, Self::TANTIVY.b) {
@@ -77,6 +104,10 @@ impl Bm25 {
         }
     }
 }
+
+/// Default [`Bm25::document_title_weight`]: chosen on SciFact train and Cranfield
+/// (docs/benchmarks.md, "Whole documents").
+pub const DEFAULT_DOCUMENT_TITLE_WEIGHT: f32 = 2.0;
 
 /// crag's defaults: Tantivy's `k1` and `b`, a title match at 0.75 of its BM25 score (chosen
 /// on SciFact train and Cranfield; `[retrieval] bm25_title_weight`, docs/benchmarks.md).

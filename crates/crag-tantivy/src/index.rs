@@ -7,14 +7,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk, WeightedTerm};
-use crag_ports::{DocumentEntries, DocumentEntry, KeywordIndex, PortError, PortResult};
-use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
-use tantivy::schema::IndexRecordOption;
+use crag_ports::{DocumentEntry, KeywordIndex, PortError, PortResult, DOCUMENT_OVERFETCH};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermSetQuery};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+mod read;
+mod whole;
+
 use crate::bm25::Bm25;
+use crate::documents::{top_with_ties, DocumentIndex, DocumentRow};
 use crate::error::{io_error, port_error};
 use crate::schema::{analyzer, open_index, Fields, ANALYZER};
 
@@ -43,6 +46,8 @@ struct Inner {
     fields: Fields,
     analyzer: TextAnalyzer,
     bm25: Bm25,
+    /// One row per document, ranked by BM25F ([`crate::documents`]).
+    documents: DocumentIndex,
     reader: IndexReader,
     /// Tantivy allows one writer per index; writes are serialised through it.
     writer: Mutex<IndexWriter>,
@@ -54,6 +59,13 @@ enum Write {
     Upsert(Term, TantivyDocument),
     /// Removes every chunk matching the term.
     Delete(Term),
+}
+
+/// The document rows a commit writes first: documents removed, rows (re)written.
+#[derive(Default)]
+struct DocumentWrites {
+    removed: Vec<DocumentId>,
+    rows: Vec<DocumentRow>,
 }
 
 impl TantivyKeywordIndex {
@@ -85,16 +97,20 @@ impl TantivyKeywordIndex {
             .doc_store_cache_num_blocks(SEARCH_STORE_CACHE_BLOCKS)
             .try_into()
             .map_err(port_error(MESSAGE))?;
+        let documents = DocumentIndex::open(dir, analyzer.clone())?;
+        let inner = Inner {
+            path: dir.to_owned(),
+            fields,
+            analyzer,
+            bm25,
+            documents,
+            reader,
+            writer: Mutex::new(writer),
+        };
+        inner.fill_documents()?;
         tracing::debug!(path = %dir.display(), "opened keyword index");
         Ok(Self {
-            inner: Arc::new(Inner {
-                path: dir.to_owned(),
-                fields,
-                analyzer,
-                bm25,
-                reader,
-                writer: Mutex::new(writer),
-            }),
+            inner: Arc::new(inner),
         })
     }
 
@@ -123,9 +139,12 @@ impl Inner {
     /// Applies `writes` and commits them as one, then reloads the reader.
     ///
     /// On failure nothing is committed: the pending writes are rolled back.
-    fn commit(&self, writes: Vec<Write>) -> PortResult<()> {
+    fn commit(&self, writes: Vec<Write>, documents: DocumentWrites) -> PortResult<()> {
         const MESSAGE: &str = "failed to write keyword index";
         let mut writer = self.lock_writer()?;
+        // Document rows first: the chunks are the catalogue, and a row without them is
+        // never returned.
+        self.documents.write(&documents.removed, &documents.rows)?;
         let applied = apply(&mut writer, writes);
         if let Err(err) = applied {
             if let Err(rollback) = writer.rollback() {
@@ -202,31 +221,7 @@ impl Inner {
     fn run_query(&self, query: &dyn Query, k: usize) -> PortResult<Vec<ScoredChunk>> {
         const MESSAGE: &str = "failed to search keyword index";
         let searcher = self.reader.searcher();
-        let live = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
-        let k = k.min(live);
-        if k == 0 {
-            return Ok(Vec::new());
-        }
-
-        // Fetch past the k-th hit until the hits tied with it are all in, so that ties are
-        // broken by chunk id rather than by where Tantivy stored the documents.
-        let mut limit = k.saturating_add(1).min(live);
-        let mut hits = loop {
-            let hits = searcher
-                .search(query, &TopDocs::with_limit(limit).order_by_score())
-                .map_err(port_error(MESSAGE))?;
-            let tied_past_cut = limit < live
-                && hits.len() == limit
-                && hits.get(k - 1).map(|h| h.0) == hits.last().map(|h| h.0);
-            if !tied_past_cut {
-                break hits;
-            }
-            limit = limit.saturating_mul(2).min(live);
-        };
-        if let Some(&(cut, _)) = hits.get(k - 1) {
-            hits.retain(|&(score, _)| score >= cut);
-        }
-
+        let hits = top_with_ties(&searcher, query, k).map_err(port_error(MESSAGE))?;
         let mut scored = hits
             .into_iter()
             .map(|(score, address)| {
@@ -246,24 +241,6 @@ impl Inner {
 
     fn count(&self) -> usize {
         usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
-    }
-
-    /// Per term, the larger of its title and text document frequencies.
-    fn document_frequencies(&self, terms: &[String]) -> PortResult<Vec<u64>> {
-        let searcher = self.reader.searcher();
-        terms
-            .iter()
-            .map(|t| {
-                let mut most = 0;
-                for term in self.fields.field_terms(t) {
-                    let n = searcher
-                        .doc_freq(&term)
-                        .map_err(port_error("failed to read term frequencies"))?;
-                    most = most.max(n);
-                }
-                Ok(most)
-            })
-            .collect()
     }
 
     /// The stored chunks matching any of `terms` (chunk or document terms).
@@ -299,23 +276,6 @@ impl Inner {
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
-    /// One term count per id: the term dictionary and the live-document bitsets, no stored
-    /// text read.
-    fn contains(&self, ids: &[ChunkId]) -> PortResult<HashSet<ChunkId>> {
-        let searcher = self.reader.searcher();
-        let mut stored = HashSet::new();
-        for id in ids {
-            let query = TermQuery::new(self.fields.chunk_term(id), IndexRecordOption::Basic);
-            let live = searcher
-                .search(&query, &Count)
-                .map_err(port_error("failed to look chunk ids up"))?;
-            if live > 0 {
-                stored.insert(id.clone());
-            }
-        }
-        Ok(stored)
-    }
-
     fn document_chunks(&self, document: &DocumentId) -> PortResult<Vec<crag_core::Chunk>> {
         let mut chunks = self.chunks_matching(vec![self.fields.document_term(document)])?;
         chunks.sort_by(|a, b| {
@@ -325,25 +285,6 @@ impl Inner {
                 .then_with(|| a.id.cmp(&b.id))
         });
         Ok(chunks)
-    }
-
-    fn documents(&self) -> PortResult<Vec<DocumentEntry>> {
-        const MESSAGE: &str = "failed to list keyword index documents";
-        let mut entries = DocumentEntries::default();
-        let searcher = self.reader.searcher();
-        for segment in searcher.segment_readers() {
-            let store = segment
-                .get_store_reader(STORE_CACHE_BLOCKS)
-                .map_err(io_error(MESSAGE))?;
-            for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
-                let doc = doc.map_err(port_error(MESSAGE))?;
-                let chunk_id = self.fields.chunk_id(&doc)?;
-                let content_hash = self.fields.content_hash(&doc)?;
-                let document_id = self.fields.document_id(&doc)?;
-                entries.add(&document_id, &chunk_id, content_hash);
-            }
-        }
-        Ok(entries.into_entries())
     }
 }
 
@@ -376,7 +317,18 @@ impl KeywordIndex for TantivyKeywordIndex {
             .map(|chunk| Write::Upsert(fields.chunk_term(&chunk.id), fields.document_of(chunk)))
             .collect();
         let n = writes.len();
-        self.blocking(move |inner| inner.commit(writes)).await?;
+        let chunks = chunks.to_vec();
+        self.blocking(move |inner| {
+            let rows = inner.rows_with_stored(&chunks, &[])?;
+            inner.commit(
+                writes,
+                DocumentWrites {
+                    removed: Vec::new(),
+                    rows,
+                },
+            )
+        })
+        .await?;
         tracing::debug!(chunks = n, "upserted chunks into keyword index");
         Ok(())
     }
@@ -397,7 +349,13 @@ impl KeywordIndex for TantivyKeywordIndex {
                 Write::Upsert(fields.chunk_term(&chunk.id), fields.document_of(chunk))
             }))
             .collect();
-        self.blocking(move |inner| inner.commit(writes)).await?;
+        let (replaced_ids, written) = (replaced.to_vec(), chunks.to_vec());
+        self.blocking(move |inner| {
+            let rows = inner.rows_with_stored(&written, &replaced_ids)?;
+            let removed = replaced_ids;
+            inner.commit(writes, DocumentWrites { removed, rows })
+        })
+        .await?;
         tracing::debug!(
             documents = replaced.len(),
             chunks = chunks.len(),
@@ -416,7 +374,12 @@ impl KeywordIndex for TantivyKeywordIndex {
             .map(|id| Write::Delete(fields.document_term(id)))
             .collect();
         let n = writes.len();
-        self.blocking(move |inner| inner.commit(writes)).await?;
+        let removed = ids.to_vec();
+        self.blocking(move |inner| {
+            let rows = Vec::new();
+            inner.commit(writes, DocumentWrites { removed, rows })
+        })
+        .await?;
         tracing::debug!(documents = n, "deleted documents from keyword index");
         Ok(())
     }
@@ -445,6 +408,37 @@ impl KeywordIndex for TantivyKeywordIndex {
         let terms = terms.to_vec();
         self.blocking(move |inner| inner.search_terms(&terms, k))
             .await
+    }
+
+    async fn search_documents(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let query = query.to_owned();
+        self.blocking(move |inner| {
+            let words = inner.documents.query_words(&query);
+            let chunks = inner.search(&query, k.saturating_mul(DOCUMENT_OVERFETCH))?;
+            inner.best_chunks(&words, chunks, k)
+        })
+        .await
+    }
+
+    async fn search_terms_documents(
+        &self,
+        terms: &[WeightedTerm],
+        k: usize,
+    ) -> PortResult<Vec<ScoredChunk>> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let terms = terms.to_vec();
+        self.blocking(move |inner| {
+            let words: Vec<(String, f32)> =
+                terms.iter().map(|t| (t.term.clone(), t.weight)).collect();
+            let chunks = inner.search_terms(&terms, k.saturating_mul(DOCUMENT_OVERFETCH))?;
+            inner.best_chunks(&words, chunks, k)
+        })
+        .await
     }
 
     async fn count(&self) -> PortResult<usize> {

@@ -9,11 +9,13 @@
 
 mod analysis;
 mod bm25;
+mod bm25f;
+mod documents;
 mod error;
 mod index;
 mod schema;
 mod upgrade;
 
-pub use bm25::Bm25;
+pub use bm25::{Bm25, DEFAULT_DOCUMENT_TITLE_WEIGHT};
 pub use index::TantivyKeywordIndex;
 pub use upgrade::{remove_upgrade_leftovers, store_token_counts, stores_token_counts};

@@ -529,12 +529,12 @@ async fn an_old_index_is_upgraded_in_place_to_store_token_counts() {
         .expect("search")
         .is_empty());
     // The old segments were collected: the directory holds the files of the segments its
-    // meta lists, no other.
+    // meta lists, no other (and the whole documents' own index, in its directory).
     let meta = std::fs::read_to_string(path.join("meta.json")).expect("meta");
     let mut segments: Vec<String> = std::fs::read_dir(&path)
         .expect("list")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|name| !name.starts_with('.') && name != "meta.json")
+        .filter(|name| !name.starts_with('.') && name != "meta.json" && name != "documents")
         .map(|name| name.split('.').next().unwrap_or_default().to_owned())
         .collect();
     segments.sort();
@@ -555,4 +555,131 @@ async fn an_old_index_is_upgraded_in_place_to_store_token_counts() {
         );
         assert!(meta.contains(&id), "{segment} not in {meta}");
     }
+}
+
+#[tokio::test]
+async fn whole_documents_add_up_words_their_chunks_split() {
+    // "glacier" and "moraine" are in different chunks of split.md; one.md holds "glacier"
+    // alone. Chunk by chunk the two documents tie; as whole documents split.md holds both.
+    let chunks = [
+        chunk(
+            "split.md",
+            0,
+            "Notes",
+            "The glacier carved the valley floor.",
+        ),
+        chunk(
+            "split.md",
+            1,
+            "Notes",
+            "A moraine marks where the ice stopped.",
+        ),
+        chunk("one.md", 0, "Notes", "The glacier carved the valley walls."),
+        chunk(
+            "other.md",
+            0,
+            "Elsewhere",
+            "Nothing about ice age landforms here.",
+        ),
+    ];
+    let (_dir, index) = indexed_with(Bm25::default(), &chunks).await;
+    let hits = index
+        .search_documents("glacier moraine", 10)
+        .await
+        .expect("search documents");
+    let documents: Vec<&str> = hits.iter().map(|h| h.chunk.document_id.as_str()).collect();
+    assert_eq!(documents, ["split.md", "one.md"]);
+    // Each document is shown as its chunk that best matches the query.
+    assert_eq!(hits[0].chunk.id.as_str(), "split.md#1", "{:?}", ids(&hits));
+    assert!(hits[0].score > hits[1].score);
+}
+
+#[tokio::test]
+async fn the_document_title_weight_reaches_the_document_ranking() {
+    let chunks = [
+        chunk(
+            "titled.md",
+            0,
+            "Volcano",
+            "Ash fell on the town for a week.",
+        ),
+        chunk(
+            "texted.md",
+            0,
+            "Town news",
+            "The volcano: ash fell for a week.",
+        ),
+    ];
+    let order = |bm25: Bm25| {
+        let chunks = chunks.clone();
+        async move {
+            let (_dir, index) = indexed_with(bm25, &chunks).await;
+            let hits = index.search_documents("volcano", 10).await.expect("search");
+            hits.iter()
+                .map(|h| (h.chunk.document_id.as_str().to_owned(), h.score))
+                .collect::<Vec<_>>()
+        }
+    };
+    let weighted = order(Bm25::default().with_document_title_weight(3.0).unwrap()).await;
+    assert_eq!(weighted[0].0, "titled.md", "{weighted:?}");
+    let flat = order(Bm25::default().with_document_title_weight(0.0).unwrap()).await;
+    let titled = |hits: &[(String, f32)]| hits.iter().find(|h| h.0 == "titled.md").unwrap().1;
+    assert!(titled(&weighted) > titled(&flat), "{weighted:?} {flat:?}");
+    assert!(Bm25::default().with_document_title_weight(-1.0).is_err());
+}
+
+#[tokio::test]
+async fn document_rows_follow_replacements_and_are_rebuilt_when_missing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = TantivyKeywordIndex::open(dir.path()).expect("open");
+    let first = chunk("d.md", 0, "D", "Pelicans nest on the shore.");
+    index
+        .upsert(std::slice::from_ref(&first))
+        .await
+        .expect("upsert");
+    let d = DocumentId::new("d.md").expect("id");
+    let second = chunk("d.md", 0, "D", "Herons wade in the marsh.");
+    index
+        .replace_documents(std::slice::from_ref(&d), std::slice::from_ref(&second))
+        .await
+        .expect("replace");
+    let found = |hits: Vec<ScoredChunk>| {
+        hits.into_iter()
+            .map(|h| h.chunk.id.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(found(index.search_documents("pelican", 5).await.unwrap()).is_empty());
+    assert_eq!(
+        found(index.search_documents("heron", 5).await.unwrap()),
+        ["d.md#0"]
+    );
+    // A later chunk upserted alone joins its document's row.
+    let later = chunk("d.md", 1, "D", "Egrets follow the cattle.");
+    index
+        .upsert(std::slice::from_ref(&later))
+        .await
+        .expect("upsert");
+    assert_eq!(
+        found(index.search_documents("heron egret", 5).await.unwrap()).len(),
+        1
+    );
+    drop(index);
+
+    // An index whose document rows are gone (one written before they existed) gets them
+    // back from its chunks when it opens.
+    std::fs::remove_dir_all(dir.path().join("documents")).expect("remove rows");
+    let index = TantivyKeywordIndex::open(dir.path()).expect("reopen");
+    let hits = index
+        .search_documents("egret heron", 5)
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].chunk.document_id, d);
+    assert_eq!(
+        index.count().await.expect("count"),
+        2,
+        "rows are not chunks"
+    );
+    index.delete_documents(&[d]).await.expect("delete");
+    assert!(index.search_documents("heron", 5).await.unwrap().is_empty());
 }

@@ -104,6 +104,7 @@ pub async fn open_indexes(
     let retrieval = &config.retrieval;
     let bm25 = Bm25::new(retrieval.bm25_k1, retrieval.bm25_b)
         .and_then(|bm25| bm25.with_title_weight(retrieval.bm25_title_weight))
+        .and_then(|bm25| bm25.with_document_title_weight(retrieval.bm25_document_title_weight))
         .map_err(|message| anyhow::anyhow!("retrieval: {message}"))?;
     let keywords = TantivyKeywordIndex::open_with(&data_dir.join("keyword"), bm25)?;
     let stored = keywords.count().await?;

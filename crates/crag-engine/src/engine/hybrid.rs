@@ -9,8 +9,9 @@ use crag_ports::PortResult;
 
 use super::{Engine, KeywordInput, Retrieval, RetrievalTimings, VectorInput, FILTER_OVERFETCH};
 use crate::code;
+use crate::config::RetrievalScope;
 use crate::error::Result;
-use crate::fusion::{fuse, fuse_ids};
+use crate::fusion::{fuse, fuse_ids, per_document, per_document_ids};
 
 /// How far the vector-only search widens past `k` to replace hits outside the catalogue.
 const ORPHAN_WIDENING: usize = 8;
@@ -38,9 +39,20 @@ impl Engine {
         }
         let keyword_leg = async {
             let t = Instant::now();
-            let hits = match keyword_input {
-                KeywordInput::Text(text) => self.keywords.search(text, depth).await,
-                KeywordInput::Terms(terms) => self.keywords.search_terms(terms, depth).await,
+            let keywords = self.keywords.as_ref();
+            let hits = match (keyword_input, self.config.scope) {
+                (KeywordInput::Text(text), RetrievalScope::Documents) => {
+                    keywords.search_documents(text, depth).await
+                }
+                (KeywordInput::Text(text), RetrievalScope::Chunks) => {
+                    keywords.search(text, depth).await
+                }
+                (KeywordInput::Terms(terms), RetrievalScope::Documents) => {
+                    keywords.search_terms_documents(terms, depth).await
+                }
+                (KeywordInput::Terms(terms), RetrievalScope::Chunks) => {
+                    keywords.search_terms(terms, depth).await
+                }
             };
             (hits, t.elapsed())
         };
@@ -211,8 +223,11 @@ impl Engine {
         let mut read: HashMap<String, Chunk> = HashMap::new();
         loop {
             let missing: HashSet<ChunkId> = {
-                let vector_scores: Vec<(&str, f32)> =
+                let mut vector_scores: Vec<(&str, f32)> =
                     vector.iter().map(|h| (h.id.as_str(), h.score)).collect();
+                if self.config.scope == RetrievalScope::Documents {
+                    vector_scores = per_document_ids(&keyword_scores, vector_scores);
+                }
                 let fused = fuse_ids(&keyword_scores, &vector_scores, self.config.fusion, top_k);
                 let kept: HashSet<&str> = fused.iter().map(|f| f.id).collect();
                 let wanted: Vec<ChunkId> = vector
@@ -263,8 +278,11 @@ impl Engine {
         filter: &ChunkFilter,
         top_k: usize,
     ) -> Result<(Vec<FusedHit>, Option<f32>)> {
-        let (keyword, vector) = self.keep(keyword, vector, filter).await?;
+        let (mut keyword, mut vector) = self.keep(keyword, vector, filter).await?;
         let floor = vector.iter().map(|h| h.score).reduce(f32::min);
+        if self.config.scope == RetrievalScope::Documents {
+            (keyword, vector) = per_document(keyword, vector);
+        }
         Ok((fuse(&keyword, &vector, self.config.fusion, top_k), floor))
     }
 

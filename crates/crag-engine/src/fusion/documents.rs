@@ -1,0 +1,117 @@
+//! A fusion of documents: each leg keeps a document's best hit, and a document's two legs
+//! are fused as one hit.
+
+use std::collections::{HashMap, HashSet};
+
+use crag_core::{Chunk, DocumentId, ScoredChunk};
+
+/// The document a chunk id names (`<document>#<ordinal>`, [`ChunkId::for_document`]), or
+/// the whole id when it names none.
+///
+/// [`ChunkId::for_document`]: crag_core::ChunkId::for_document
+pub fn document_of(chunk_id: &str) -> &str {
+    chunk_id
+        .rsplit_once('#')
+        .map_or(chunk_id, |(document, _)| document)
+}
+
+/// Both legs' ids per document, for a fusion of documents: each leg keeps a document's first
+/// (best) hit, and a vector hit takes the id of the keyword leg's chunk of the same document,
+/// so that [`fuse_ids`](crate::fuse_ids) adds the document's two legs. Returns the vector leg;
+/// the keyword leg is expected one hit per document already ([`per_document`] deduplicates
+/// whole hits).
+pub fn per_document_ids<'a>(
+    keyword: &[(&'a str, f32)],
+    vector: Vec<(&'a str, f32)>,
+) -> Vec<(&'a str, f32)> {
+    let mut shown: HashMap<&str, &'a str> = HashMap::new();
+    for &(id, _) in keyword {
+        shown.entry(document_of(id)).or_insert(id);
+    }
+    let mut seen = HashSet::new();
+    vector
+        .into_iter()
+        .filter(|(id, _)| seen.insert(document_of(id)))
+        .map(|(id, score)| (shown.get(document_of(id)).copied().unwrap_or(id), score))
+        .collect()
+}
+
+/// [`per_document_ids`] over whole hits: each leg keeps a document's best hit, a vector hit
+/// shown as the keyword leg's chunk of its document when there is one.
+pub fn per_document(
+    keyword: Vec<ScoredChunk>,
+    vector: Vec<ScoredChunk>,
+) -> (Vec<ScoredChunk>, Vec<ScoredChunk>) {
+    let mut seen = HashSet::new();
+    let keyword: Vec<ScoredChunk> = keyword
+        .into_iter()
+        .filter(|h| seen.insert(h.chunk.document_id.clone()))
+        .collect();
+    let shown: HashMap<&DocumentId, &Chunk> = keyword
+        .iter()
+        .map(|h| (&h.chunk.document_id, &h.chunk))
+        .collect();
+    let mut seen = HashSet::new();
+    let vector = vector
+        .into_iter()
+        .filter(|h| seen.insert(h.chunk.document_id.clone()))
+        .map(|h| match shown.get(&h.chunk.document_id) {
+            Some(chunk) => ScoredChunk {
+                chunk: (*chunk).clone(),
+                score: h.score,
+            },
+            None => h,
+        })
+        .collect();
+    (keyword, vector)
+}
+
+#[cfg(test)]
+mod tests {
+    use crag_ports::testsuite::chunk;
+
+    use super::*;
+    use crate::fusion::{fuse_ids, Fusion};
+
+    #[test]
+    fn a_chunk_id_names_its_document() {
+        assert_eq!(document_of("docs/a.md#3"), "docs/a.md");
+        assert_eq!(document_of("a#b.md#0"), "a#b.md");
+        assert_eq!(document_of("plain"), "plain");
+    }
+
+    #[test]
+    fn per_document_a_documents_two_legs_add_up() {
+        // d1's best vector chunk is #2, the keyword leg shows #0: fused as one hit, #0.
+        let keyword = [("d1#0", 5.0), ("d2#0", 4.0)];
+        let vector = vec![("d1#2", 0.9), ("d3#0", 0.8), ("d1#0", 0.7), ("d2#1", 0.1)];
+        let vector = per_document_ids(&keyword, vector);
+        assert_eq!(vector, [("d1#0", 0.9), ("d3#0", 0.8), ("d2#0", 0.1)]);
+        let fused = fuse_ids(
+            &keyword,
+            &vector,
+            Fusion::Convex {
+                keyword_weight: 0.5,
+            },
+            10,
+        );
+        let ids: Vec<&str> = fused.iter().map(|f| f.id).collect();
+        assert_eq!(ids, ["d1#0", "d3#0", "d2#0"]);
+        assert!(fused[0].keyword.is_some() && fused[0].vector.is_some());
+
+        let hit = |doc: &str, ordinal: usize, score: f32| ScoredChunk {
+            chunk: chunk(doc, ordinal, "t", "text"),
+            score,
+        };
+        let (keyword, vector) = per_document(
+            vec![hit("d1", 0, 5.0), hit("d1", 1, 4.0), hit("d2", 0, 3.0)],
+            vec![hit("d1", 2, 0.9), hit("d3", 0, 0.8), hit("d1", 0, 0.7)],
+        );
+        let ids = |hits: &[ScoredChunk]| -> Vec<String> {
+            hits.iter().map(|h| h.chunk.id.to_string()).collect()
+        };
+        assert_eq!(ids(&keyword), ["d1#0", "d2#0"]);
+        assert_eq!(ids(&vector), ["d1#0", "d3#0"]);
+        assert_eq!(vector[0].score, 0.9);
+    }
+}

@@ -1,0 +1,194 @@
+//! BM25F (Robertson, Zaragoza and Taylor 2004) over a document's title and text: a term's
+//! frequencies in both fields, each divided by its field's length normalisation and the
+//! title's weighted, are added before one saturation; the document frequency and the mean
+//! lengths are the documents index's own.
+
+use std::fmt;
+use std::sync::Arc;
+
+use tantivy::fieldnorm::FieldNormReader;
+use tantivy::postings::{Postings, SegmentPostings};
+use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, Term};
+
+/// BM25F's parameters for whole documents (from [`Bm25`](crate::Bm25)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Bm25f {
+    /// Term-frequency saturation, >= 0.
+    pub k1: f32,
+    /// Length normalisation of each field, within [0, 1].
+    pub b: f32,
+    /// Weight of a title occurrence against one in the text (which holds the title too), >= 0.
+    pub title_weight: f32,
+}
+
+/// One word scored by BM25F over a document's title and text.
+#[derive(Clone, Debug)]
+pub(crate) struct Bm25fTermQuery {
+    title: Term,
+    text: Term,
+    params: Bm25f,
+    boost: Score,
+}
+
+impl Bm25fTermQuery {
+    /// The word as a term of the title and of the text (which holds the title too), its
+    /// score multiplied by `boost`.
+    pub(crate) fn new(title: Term, text: Term, params: Bm25f, boost: Score) -> Self {
+        Self {
+            title,
+            text,
+            params,
+            boost,
+        }
+    }
+}
+
+impl Query for Bm25fTermQuery {
+    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        let EnableScoring::Enabled {
+            statistics_provider: statistics,
+            ..
+        } = scoring
+        else {
+            return Err(TantivyError::InvalidArgument(
+                "BM25F needs scoring enabled".into(),
+            ));
+        };
+        let documents = statistics.total_num_docs()?;
+        // The text holds the title: its document frequency is the word's over both fields.
+        let frequency = statistics.doc_freq(&self.text)?.min(documents);
+        let odds = ((documents - frequency) as Score + 0.5) / (frequency as Score + 0.5);
+        let idf = (1.0 + odds).ln();
+        let norms = |field: Field| -> tantivy::Result<Arc<[Score; 256]>> {
+            let tokens = statistics.total_num_tokens(field)?;
+            let mean = if documents == 0 {
+                1.0
+            } else {
+                (tokens as Score / documents as Score).max(Score::MIN_POSITIVE)
+            };
+            let mut norms = [0.0; 256];
+            for (code, norm) in norms.iter_mut().enumerate() {
+                let length = FieldNormReader::id_to_fieldnorm(code as u8) as Score;
+                *norm = 1.0 - self.params.b + self.params.b * length / mean;
+            }
+            Ok(Arc::new(norms))
+        };
+        Ok(Box::new(Bm25fWeight {
+            query: self.clone(),
+            weight: idf * (self.params.k1 + 1.0) * self.boost,
+            title_norms: norms(self.title.field())?,
+            text_norms: norms(self.text.field())?,
+        }))
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
+        visitor(&self.title, false);
+        visitor(&self.text, false);
+    }
+}
+
+struct Bm25fWeight {
+    query: Bm25fTermQuery,
+    /// `idf * (k1 + 1) * boost`.
+    weight: Score,
+    /// `1 - b + b * length / mean length` per length code, of the title and of the text.
+    title_norms: Arc<[Score; 256]>,
+    text_norms: Arc<[Score; 256]>,
+}
+
+impl Weight for Bm25fWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let postings = |term: &Term| -> tantivy::Result<Option<SegmentPostings>> {
+            Ok(reader
+                .inverted_index(term.field())?
+                .read_postings(term, IndexRecordOption::WithFreqs)?)
+        };
+        // Every document with the word in its title has it in its text: the text's postings
+        // list the matches, the title's are read alongside.
+        let Some(text) = postings(&self.query.text)? else {
+            return Ok(Box::new(EmptyScorer));
+        };
+        Ok(Box::new(Bm25fScorer {
+            text,
+            title: postings(&self.query.title)?,
+            text_lengths: reader.get_fieldnorms_reader(self.query.text.field())?,
+            title_lengths: reader.get_fieldnorms_reader(self.query.title.field())?,
+            weight: self.weight * boost,
+            k1: self.query.params.k1,
+            title_weight: self.query.params.title_weight,
+            title_norms: Arc::clone(&self.title_norms),
+            text_norms: Arc::clone(&self.text_norms),
+        }))
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut scorer = self.scorer(reader, 1.0)?;
+        if scorer.doc() > doc || scorer.seek(doc) != doc {
+            return Err(TantivyError::InvalidArgument(format!(
+                "document #{doc} does not match"
+            )));
+        }
+        Ok(Explanation::new(
+            "BM25F over title and text",
+            scorer.score(),
+        ))
+    }
+}
+
+struct Bm25fScorer {
+    text: SegmentPostings,
+    title: Option<SegmentPostings>,
+    text_lengths: FieldNormReader,
+    title_lengths: FieldNormReader,
+    weight: Score,
+    k1: Score,
+    title_weight: Score,
+    title_norms: Arc<[Score; 256]>,
+    text_norms: Arc<[Score; 256]>,
+}
+
+impl DocSet for Bm25fScorer {
+    fn advance(&mut self) -> DocId {
+        self.text.advance()
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        self.text.seek(target)
+    }
+
+    fn doc(&self) -> DocId {
+        self.text.doc()
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.text.size_hint()
+    }
+}
+
+impl Scorer for Bm25fScorer {
+    fn score(&mut self) -> Score {
+        let doc = self.text.doc();
+        let text_norm = self.text_norms[usize::from(self.text_lengths.fieldnorm_id(doc))];
+        let mut frequency = self.text.term_freq() as Score / text_norm;
+        if let Some(title) = &mut self.title {
+            if title.doc() < doc {
+                title.seek(doc);
+            }
+            if title.doc() == doc {
+                let norm = self.title_norms[usize::from(self.title_lengths.fieldnorm_id(doc))];
+                frequency += self.title_weight * title.term_freq() as Score / norm;
+            }
+        }
+        self.weight * frequency / (frequency + self.k1)
+    }
+}
+
+impl fmt::Debug for Bm25fScorer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bm25fScorer")
+            .field("doc", &self.text.doc())
+            .finish()
+    }
+}
