@@ -39,12 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from seed_stack import (  # noqa: E402
     Collection,
     Embedder,
+    corpus_embeddings,
     document_texts,
     mrr_at_k,
     ndcg_at_k,
     percentile,
     read_collection,
-    read_jsonl,
     recall_at_k,
     top,
 )
@@ -71,27 +71,6 @@ def int8_embedder(assets_dir: Path) -> Embedder:
     embedder.model_sha256 = manifest.get("sha256", {}).get(
         "all-MiniLM-L6-v2/model-int8.onnx", "int8")
     return embedder
-
-
-def corpus_embeddings(embedder: Embedder, c: Collection, cache_root: Path):
-    """The corpus matrix (cached per corpus file and model), and the seconds spent embedding."""
-    import hashlib
-
-    key = hashlib.sha256()
-    key.update(c.corpus_path.read_bytes())
-    key.update(f"|{embedder.model_sha256}|{embedder.max_length}|title-newline-text".encode())
-    cache = cache_root / c.name / f"embeddings-{key.hexdigest()[:16]}.npy"
-    if cache.is_file():
-        matrix = np.load(cache)
-        if matrix.shape[0] == len(c.doc_ids):
-            return matrix, 0.0, cache
-    started = time.perf_counter()
-    matrix = embedder.embed(document_texts(c), progress=True)
-    seconds = time.perf_counter() - started
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    np.save(cache.with_suffix(".partial.npy"), matrix)
-    cache.with_suffix(".partial.npy").replace(cache)
-    return matrix, seconds, cache
 
 
 def minmax(hits: list[tuple[int, float]]) -> dict[int, float]:
