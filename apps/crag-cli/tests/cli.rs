@@ -315,16 +315,16 @@ fn a_configured_cross_encoder_reranks_candidates() {
     ));
     assert_eq!(q["rerank"]["modelId"], "tiny-cross-encoder", "{q}");
     assert_eq!(q["rerank"]["skipped"], serde_json::Value::Null, "{q}");
-    // Six files, seven chunks: fibonacci.py is cut along its syntax (its docstring, its
-    // function).
+    // Six files, seven chunks (fibonacci.py is cut along its syntax: its docstring, its
+    // function); whole documents are ranked, each file once.
     assert_eq!(
-        q["rerank"]["candidates"], 7,
-        "every chunk is a coarse candidate: {q}"
+        q["rerank"]["candidates"], 6,
+        "every document is a coarse candidate: {q}"
     );
     let results = q["results"].as_array().expect("results");
     assert_eq!(
         results.len(),
-        7,
+        6,
         "threshold 0 keeps all, within final k 20: {q}"
     );
     let probs: Vec<f64> = results

@@ -39,11 +39,12 @@ pub struct RetrievalSection {
     /// What hybrid retrieval ranks: `"documents"` (the BM25 leg ranks whole documents by
     /// BM25F over their title and whole text; each leg keeps a document's best chunk and the
     /// fusion adds a document's two legs; each document is returned once, as its chunk that
-    /// best matches the query) or `"chunks"` (the default: every chunk on its own; the BM25 leg
-    /// scores chunks with `bm25_title_weight`). Documents beat chunks on SciFact and Cranfield
-    /// for BM25, hybrid and hybrid + CRAG, but Corrective RAG's corrections, chosen on chunk
-    /// rankings, then take 0.003 off the hybrid on SciFact: off by default until they are
-    /// chosen again ([benchmarks.md](benchmarks.md), "Whole documents"). Acts at query time.
+    /// best matches the query; the default; Corrective RAG's further retrievals are fused
+    /// and de-duplicated by document too) or `"chunks"` (every chunk on its own; the BM25 leg
+    /// scores chunks with `bm25_title_weight`; several chunks of one document may be
+    /// returned). Documents beat chunks on SciFact and Cranfield for BM25, hybrid and
+    /// hybrid + CRAG; chunks did better on long, many-topic documents (the project's docs)
+    /// ([benchmarks.md](benchmarks.md), "Whole documents"). Acts at query time.
     pub scope: ScopeKind,
     /// With `scope = "documents"`: what a query term's occurrence in a document's title adds
     /// to its frequency in the document's text (which holds the title too) before BM25F's
@@ -56,9 +57,9 @@ pub struct RetrievalSection {
 #[serde(rename_all = "snake_case")]
 pub enum ScopeKind {
     /// Whole documents, each returned as its best chunk.
+    #[default]
     Documents,
     /// Every chunk on its own.
-    #[default]
     Chunks,
 }
 

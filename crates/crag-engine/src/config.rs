@@ -36,10 +36,22 @@ pub struct EngineConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RetrievalScope {
     /// Whole documents, each shown as its best chunk.
+    #[default]
     Documents,
     /// Chunks, each on its own (several of one document may be returned).
-    #[default]
     Chunks,
+}
+
+impl RetrievalScope {
+    /// What one result is under this scope: its document (documents) or itself (chunks).
+    /// Lists from several retrievals are fused and de-duplicated by this key, so that one
+    /// document shown as two different chunks by two retrievals adds up once.
+    pub fn result_key(self, chunk: &crag_core::Chunk) -> &str {
+        match self {
+            Self::Documents => chunk.document_id.as_str(),
+            Self::Chunks => chunk.id.as_str(),
+        }
+    }
 }
 
 impl Default for EngineConfig {
@@ -56,5 +68,29 @@ impl Default for EngineConfig {
             graph: GraphConfig::default(),
             scope: RetrievalScope::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
+
+    fn chunk(document: &str, ordinal: usize) -> Chunk {
+        let document = DocumentId::new(document).unwrap();
+        let id = ChunkId::for_document(&document, ordinal);
+        let span = Span::new(0, 4, 1, 1).unwrap();
+        Chunk::new(id, document, "s", "", "text", span, ChunkKind::Prose, "h").unwrap()
+    }
+
+    #[test]
+    fn a_result_is_its_document_under_documents_scope_and_itself_under_chunks() {
+        let (first, second) = (chunk("paper", 0), chunk("paper", 3));
+        let documents = RetrievalScope::Documents;
+        assert_eq!(documents.result_key(&first), "paper");
+        assert_eq!(documents.result_key(&first), documents.result_key(&second));
+        let chunks = RetrievalScope::Chunks;
+        assert_ne!(chunks.result_key(&first), chunks.result_key(&second));
+        assert_eq!(chunks.result_key(&second), second.id.as_str());
     }
 }

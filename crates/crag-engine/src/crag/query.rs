@@ -11,6 +11,7 @@ use super::artifact::{Artifact, EvaluationInput, QueryOutcome, QueryRequest, Sta
 use super::components::CragRuntime;
 use super::plan::plan;
 use super::run::{eval_documents, Run};
+use crate::config::RetrievalScope;
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 
@@ -66,6 +67,7 @@ impl Engine {
                     .partition(|a| run.discarded.contains(&a.chunk.id));
                 let discarded = discarded.into_iter().filter(|_| deeper);
                 append_unseen(
+                    self.config().scope,
                     &mut artifacts,
                     displaced.into_iter().chain(discarded).chain(tail),
                 );
@@ -194,10 +196,21 @@ async fn correct(
     Ok(work.artifacts)
 }
 
-/// Appends the results of `tail` that the corrected head does not hold, in order.
-fn append_unseen(head: &mut Vec<Artifact>, tail: impl IntoIterator<Item = Artifact>) {
-    let mut seen: std::collections::HashSet<_> = head.iter().map(|a| a.chunk.id.clone()).collect();
-    head.extend(tail.into_iter().filter(|a| seen.insert(a.chunk.id.clone())));
+/// Appends the results of `tail` that the corrected head does not hold (as chunks, or as
+/// documents when retrieval ranks documents), in order.
+fn append_unseen(
+    scope: RetrievalScope,
+    head: &mut Vec<Artifact>,
+    tail: impl IntoIterator<Item = Artifact>,
+) {
+    let mut seen: std::collections::HashSet<String> = head
+        .iter()
+        .map(|a| scope.result_key(&a.chunk).to_owned())
+        .collect();
+    head.extend(
+        tail.into_iter()
+            .filter(|a| seen.insert(scope.result_key(&a.chunk).to_owned())),
+    );
 }
 
 fn record(rt: &CragRuntime, outcome: &QueryOutcome) {
@@ -225,4 +238,34 @@ fn record(rt: &CragRuntime, outcome: &QueryOutcome) {
         latency_ms = outcome.timings.total.as_secs_f64() * 1000.0,
         "query answered"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crag::artifact::ArtifactOrigin;
+    use crag_core::{ChunkId, ChunkKind, DocumentId, Span};
+
+    fn artifact(document: &str, ordinal: usize) -> Artifact {
+        let document = DocumentId::new(document).unwrap();
+        let id = ChunkId::for_document(&document, ordinal);
+        let span = Span::new(0, 4, 1, 1).unwrap();
+        let chunk = Chunk::new(id, document, "s", "", "text", span, ChunkKind::Prose, "h").unwrap();
+        Artifact::unscored(chunk, ArtifactOrigin::Index, 0)
+    }
+
+    fn ids(list: &[Artifact]) -> Vec<&str> {
+        list.iter().map(|a| a.chunk.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_document_the_head_shows_is_not_appended_again_as_another_chunk() {
+        let tail = || vec![artifact("a", 2), artifact("b", 0), artifact("a", 0)];
+        let mut head = vec![artifact("a", 0)];
+        append_unseen(RetrievalScope::Documents, &mut head, tail());
+        assert_eq!(ids(&head), ["a#0", "b#0"]);
+        let mut head = vec![artifact("a", 0)];
+        append_unseen(RetrievalScope::Chunks, &mut head, tail());
+        assert_eq!(ids(&head), ["a#0", "a#2", "b#0"]);
+    }
 }

@@ -172,10 +172,11 @@ impl<'a> Run<'a> {
             }
         }
         let weights = multi_step_weights(lists.len() - 1);
+        let scope = self.engine.config().scope;
         let fused = fuse_weighted(
             &lists,
             &weights,
-            |h: &FusedHit| h.chunk.id.clone(),
+            |h: &FusedHit| scope.result_key(&h.chunk).to_owned(),
             self.engine.rrf_k(),
         );
         // The parts shape the judged head only; below it the question's own ranking goes on,
@@ -187,9 +188,15 @@ impl<'a> Run<'a> {
             .take(self.head_k.get().min(top_k.get()))
             .map(|f| f.item)
             .collect();
-        let mut seen: HashSet<ChunkId> = hits.iter().map(|h| h.chunk.id.clone()).collect();
+        let mut seen: HashSet<String> = hits
+            .iter()
+            .map(|h| scope.result_key(&h.chunk).to_owned())
+            .collect();
         let own = lists.swap_remove(0);
-        hits.extend(own.into_iter().filter(|h| seen.insert(h.chunk.id.clone())));
+        hits.extend(
+            own.into_iter()
+                .filter(|h| seen.insert(scope.result_key(&h.chunk).to_owned())),
+        );
         hits.truncate(top_k.get());
         Ok((hits, floor, main.timings))
     }
@@ -372,19 +379,21 @@ impl<'a> Run<'a> {
     }
 
     /// Fuses `current` (weight 1) with `new` (weight `weight` <= 1) by weighted RRF,
-    /// de-duplicated by chunk id, cut to the judged depth (or `current`'s length if longer);
-    /// and how many documents are new.
+    /// de-duplicated by result (the chunk, or its document when retrieval ranks documents:
+    /// a document `new` shows as another chunk adds to the one `current` shows), cut to the
+    /// judged depth (or `current`'s length if longer); and how many documents are new.
     pub(crate) fn fuse_with(
         &self,
         current: &[Artifact],
         new: Vec<Artifact>,
         weight: f32,
     ) -> (Vec<Artifact>, usize) {
-        let before: HashSet<&str> = current.iter().map(|a| a.chunk.id.as_str()).collect();
+        let scope = self.engine.config().scope;
+        let before: HashSet<&str> = current.iter().map(|a| scope.result_key(&a.chunk)).collect();
         let fused = fuse_weighted(
             &[current.to_vec(), new],
             &[1.0, weight],
-            |a: &Artifact| a.chunk.id.clone(),
+            |a: &Artifact| scope.result_key(&a.chunk).to_owned(),
             self.engine.rrf_k(),
         );
         let merged: Vec<Artifact> = fused
@@ -394,7 +403,7 @@ impl<'a> Run<'a> {
             .collect();
         let added = merged
             .iter()
-            .filter(|a| !before.contains(a.chunk.id.as_str()))
+            .filter(|a| !before.contains(scope.result_key(&a.chunk)))
             .count();
         (merged, added)
     }
