@@ -4,6 +4,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// jemalloc, as every crag binary: see `apps/crag-cli/src/main.rs`.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     crag_app::server_main("crag-grpc", "Serves crag's gRPC API", |config| async move {

@@ -10,11 +10,8 @@
 //!
 //! The wire types (HTTP DTOs, protobuf) stay in the apps.
 //!
-//! This crate also sets the memory allocator of every crag binary (and of every test linking
-//! it): jemalloc instead of glibc's malloc. Under sustained mixed load glibc's per-thread
-//! arenas (tokio's workers and blocking pool, ONNX Runtime's and LanceDB's threads) kept
-//! growing: 8 clients for 150 s grew the heap by 155 MiB with glibc, 266 MiB with mimalloc,
-//! 56 MiB with jemalloc (docs/reliability.md, "Load").
+//! The binaries (`crag`, `crag-http`, `crag-grpc`) each set jemalloc as their allocator: a
+//! library does not choose its user's allocator.
 
 pub mod api;
 pub mod auth;
@@ -23,10 +20,6 @@ pub mod error;
 pub mod requests;
 pub mod runtime;
 pub mod tls;
-
-/// The allocator of every binary linking crag: see the crate documentation.
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// crag's configuration: [`crag_config::Config`] with crag's adapter sections ([`Adapters`]).
 pub type Config = crag_config::Config<Adapters>;

@@ -24,18 +24,16 @@ struct ReferencePair {
     logit: f64,
 }
 
-/// The tiny model's assets, or `None` after saying why when the assets lack it.
-fn tiny_assets() -> Option<CrossEncoderAssets> {
+/// The tiny model's assets. A missing model fails the test with the command that builds it:
+/// the test script always builds it, so a skip would only hide a broken set-up.
+fn tiny_assets() -> CrossEncoderAssets {
     let dir = default_assets_dir();
     match CrossEncoderAssets::tiny_from_manifest(&dir) {
-        Ok(Some(assets)) => Some(assets),
-        Ok(None) => {
-            eprintln!(
-                "skipping: {} has no tiny cross-encoder; run `{SETUP_COMMAND}` to build it",
-                dir.display()
-            );
-            None
-        }
+        Ok(Some(assets)) => assets,
+        Ok(None) => panic!(
+            "{} has no tiny cross-encoder; run `{SETUP_COMMAND}` to build it",
+            dir.display()
+        ),
         Err(e) => panic!("tiny cross-encoder assets are broken: {e}"),
     }
 }
@@ -56,7 +54,7 @@ fn reference(assets: &CrossEncoderAssets) -> Reference {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn passes_the_reranker_suite() {
-    let Some(assets) = tiny_assets() else { return };
+    let assets = tiny_assets();
     reranker_suite(&load(config(assets.clone())), RerankerModel::Random).await;
     // Batches of 3 cut the suite's inputs differently; scores must not change.
     let small_batches = OnnxCrossEncoderConfig {
@@ -68,7 +66,7 @@ async fn passes_the_reranker_suite() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn logits_match_the_numpy_reference() {
-    let Some(assets) = tiny_assets() else { return };
+    let assets = tiny_assets();
     let reference = reference(&assets);
     let reranker = load(OnnxCrossEncoderConfig {
         max_length: reference.max_length,
@@ -136,7 +134,7 @@ async fn logits_match_the_numpy_reference() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn long_passages_are_cut_and_the_query_is_kept() {
-    let Some(assets) = tiny_assets() else { return };
+    let assets = tiny_assets();
     let reranker = load(config(assets));
     let max_length = reranker.max_length();
     let query = "which passage talks about ranking and retrieval evaluation";
@@ -189,7 +187,7 @@ async fn long_passages_are_cut_and_the_query_is_kept() {
 
 #[test]
 fn max_length_is_configurable_and_must_leave_room() {
-    let Some(assets) = tiny_assets() else { return };
+    let assets = tiny_assets();
     let short = load(OnnxCrossEncoderConfig {
         max_length: 32,
         ..config(assets.clone())
