@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
-use crag_app::{DocumentParams, QueryParams};
+use crag_app::{DocumentParams, EvaluateDocumentParams, EvaluateParams, QueryParams};
 use crag_core::LegHit;
-use crag_engine::{Artifact, ArtifactOrigin, IngestReport, QueryOutcome};
+use crag_engine::{Artifact, ArtifactOrigin, EvaluationReport, IngestReport, QueryOutcome};
 
 use crate::pb;
 
@@ -124,16 +124,7 @@ pub(crate) fn crag_metadata(o: &QueryOutcome) -> pb::CragMetadata {
             .unwrap_or_default(),
         score: evaluation.map(|e| e.score),
         criteria: evaluation
-            .map(|e| {
-                e.criteria
-                    .iter()
-                    .map(|c| pb::Criterion {
-                        name: c.name.clone(),
-                        score: c.score,
-                        weight: c.weight,
-                    })
-                    .collect()
-            })
+            .map(|e| e.criteria.iter().map(criterion).collect())
             .unwrap_or_default(),
         corrections: o
             .corrections
@@ -288,5 +279,52 @@ pub(crate) fn pass(p: &crag_engine::PassReport) -> pb::Pass {
         warnings: p.warnings.clone(),
         retrieve_ms: ms(p.retrieve),
         detect_ms: ms(p.detect),
+    }
+}
+
+fn criterion(c: &crag_core::CriterionScore) -> pb::Criterion {
+    pb::Criterion {
+        name: c.name.clone(),
+        score: c.score,
+        weight: c.weight,
+    }
+}
+
+pub(crate) fn evaluate_params(m: pb::EvaluateRequest) -> EvaluateParams {
+    EvaluateParams {
+        query: m.query,
+        documents: m
+            .documents
+            .into_iter()
+            .map(|d| EvaluateDocumentParams {
+                id: non_empty(d.id),
+                source: non_empty(d.source),
+                text: d.text,
+            })
+            .collect(),
+        context: m.context,
+    }
+}
+
+pub(crate) fn evaluate_response(r: &EvaluationReport) -> pb::EvaluateResponse {
+    let e = &r.evaluation;
+    pb::EvaluateResponse {
+        evaluator: r.evaluator.clone(),
+        verdict: e.verdict.as_str().to_owned(),
+        score: e.score,
+        reasoning: e.reasoning.clone(),
+        criteria: e.criteria.iter().map(criterion).collect(),
+        documents: r
+            .ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| pb::JudgedDocument {
+                id: id.clone(),
+                score: e.document_scores.get(i).copied().flatten(),
+                similarity: r.similarities.get(i).copied().unwrap_or(0.0),
+            })
+            .collect(),
+        issues: e.issues.clone(),
+        elapsed_ms: ms(r.elapsed),
     }
 }

@@ -272,6 +272,18 @@ impl Crag for CragService {
         .await
     }
 
+    async fn evaluate(
+        &self,
+        request: Request<pb::EvaluateRequest>,
+    ) -> Result<Response<pb::EvaluateResponse>, Status> {
+        let params = convert::evaluate_params(request.into_inner());
+        self.guarded("Evaluate", async {
+            let report = self.api.evaluate(&params).await?;
+            Ok::<_, AppError>(convert::evaluate_response(&report))
+        })
+        .await
+    }
+
     async fn stats(
         &self,
         _: Request<pb::StatsRequest>,

@@ -532,6 +532,89 @@ async fn overload_is_refused_and_shutdown_drains() {
 }
 
 #[tokio::test]
+async fn evaluate_judges_documents_retrieved_elsewhere() {
+    use crag_grpc::pb::{EvaluateDocument, EvaluateRequest};
+    let s = server(|_| {}, &[]).await;
+    let mut client = s.client().await;
+    let query = "how does reciprocal rank fusion merge the BM25 and vector lists?";
+    let document = |id: &str, text: &str| EvaluateDocument {
+        id: id.into(),
+        text: text.into(),
+        ..EvaluateDocument::default()
+    };
+    let answer = client
+        .evaluate(EvaluateRequest {
+            query: query.into(),
+            documents: vec![
+                document(
+                    "fusion",
+                    "Reciprocal rank fusion merges the BM25 list and the vector list: each \
+                     document scores one over sixty plus its rank in every list.",
+                ),
+                document(
+                    "",
+                    "Sourdough bread needs a starter, flour, water and salt.",
+                ),
+            ],
+            context: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.evaluator, "heuristic");
+    assert!(["correct", "ambiguous", "incorrect"].contains(&answer.verdict.as_str()));
+    assert!(!answer.criteria.is_empty() && !answer.reasoning.is_empty());
+    let [fusion, bread] = answer.documents.as_slice() else {
+        panic!("two judged documents: {answer:?}");
+    };
+    assert_eq!((fusion.id.as_str(), bread.id.as_str()), ("fusion", "1"));
+    assert!(fusion.score > bread.score, "{answer:?}");
+    assert!(fusion.similarity > bread.similarity, "{answer:?}");
+
+    let answer = client
+        .evaluate(EvaluateRequest {
+            query: query.into(),
+            context: Some("Sourdough bread needs a starter.".into()),
+            ..EvaluateRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.documents[0].id, "context");
+
+    for (request, message) in [
+        (
+            EvaluateRequest {
+                query: query.into(),
+                ..EvaluateRequest::default()
+            },
+            "documents (at least one) or context is required",
+        ),
+        (
+            EvaluateRequest {
+                query: query.into(),
+                documents: vec![document("a", "t")],
+                context: Some("c".into()),
+            },
+            "either documents or context",
+        ),
+        (
+            EvaluateRequest {
+                query: String::new(),
+                context: Some("c".into()),
+                ..EvaluateRequest::default()
+            },
+            "query must not be empty",
+        ),
+    ] {
+        let e = client.evaluate(request).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+        assert!(e.message().contains(message), "{}", e.message());
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn ask_and_sessions_over_grpc() {
     use crag_grpc::pb::{AskRequest, ListSessionsRequest, SessionRequest};
     let s = server(|_| {}, &[]).await;
@@ -643,7 +726,7 @@ fn declared_rpcs() -> Vec<String> {
 #[tokio::test]
 async fn every_rpc_needs_a_token() {
     let rpcs = declared_rpcs();
-    assert!(rpcs.len() >= 9, "the RPC list was not read: {rpcs:?}");
+    assert!(rpcs.len() >= 10, "the RPC list was not read: {rpcs:?}");
     let s = server(|_| {}, &[TOKEN]).await;
     for rpc in &rpcs {
         let mut grpc = tonic::client::Grpc::new(s.channel().await);

@@ -8,7 +8,7 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use crag_app::{AskParams, DocumentParams, QueryParams};
+use crag_app::{AskParams, DocumentParams, EvaluateParams, QueryParams};
 
 use crate::openapi::{AuthErrors, BodyErrors, InvalidArgument, NotFound, ServiceUnavailable};
 use crate::{dto, ApiError, AppState};
@@ -75,6 +75,24 @@ pub(crate) async fn query(
     let (request, outcome) = state.inner.api.query(&params).await?;
     let response = dto::query_response(None, params.session_id.as_deref(), request.top_k, &outcome);
     Ok(Json(response).into_response())
+}
+
+/// Judge documents retrieved elsewhere with the configured evaluator (Corrective RAG's
+/// judgement as a service): the verdict, score, criteria and each document's score.
+#[utoipa::path(post, path = "/v1/evaluate", request_body = dto::EvaluateBody, responses(
+    (status = 200, description = "The evaluator's judgement", body = dto::EvaluateResponse),
+    InvalidArgument,
+    BodyErrors,
+    AuthErrors,
+))]
+pub(crate) async fn evaluate(
+    State(state): State<AppState>,
+    body: Result<Json<dto::EvaluateBody>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(body) = body?;
+    let params = EvaluateParams::from(body);
+    let report = state.inner.api.evaluate(&params).await?;
+    Ok(Json(dto::evaluate_response(&report)).into_response())
 }
 
 /// Ingest a batch of documents; invalid ones are reported, the others indexed.

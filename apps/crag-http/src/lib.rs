@@ -98,6 +98,7 @@ fn routes() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
         .routes(routes!(readyz));
     let authenticated = OpenApiRouter::new()
         .routes(routes!(query))
+        .routes(routes!(evaluate))
         .routes(routes!(ingest))
         .routes(routes!(delete_document))
         .routes(routes!(stats))

@@ -209,6 +209,7 @@ async fn query_ingest_delete_stats_metrics_and_health() {
     assert_eq!(body["openapi"], "3.1.0");
     for path in [
         "/v1/query",
+        "/v1/evaluate",
         "/v1/documents",
         "/v1/documents/{id}",
         "/v1/stats",
@@ -226,12 +227,89 @@ async fn query_ingest_delete_stats_metrics_and_health() {
         );
     }
     assert_eq!(documented::dangling_references(), Vec::<String>::new());
-    for schema in ["QueryResponse", "AskResponse", "Error", "Session", "Result"] {
+    for schema in [
+        "QueryResponse",
+        "AskResponse",
+        "EvaluateResponse",
+        "Error",
+        "Session",
+        "Result",
+    ] {
         assert!(
             body["components"]["schemas"][schema]["properties"].is_object(),
             "{schema} is not described: {}",
             body["components"]["schemas"][schema]
         );
+    }
+}
+
+#[tokio::test]
+async fn evaluate_judges_documents_retrieved_elsewhere() {
+    let app = app(|_| {}, &[]).await;
+    let evaluate = |body: Value| json_request(Method::POST, "/v1/evaluate", body.to_string());
+    let query = "how does reciprocal rank fusion merge the BM25 and vector lists?";
+    let (status, body) = send(
+        &app,
+        evaluate(json!({"query": query, "documents": [
+            {"id": "fusion", "source": "docs/fusion.md",
+             "text": "Reciprocal rank fusion merges the BM25 list and the vector list: each document scores one over sixty plus its rank in every list."},
+            {"text": "Sourdough bread needs a starter, flour, water and salt."}
+        ]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["evaluator"], "heuristic");
+    assert!(
+        ["correct", "ambiguous", "incorrect"].contains(&body["verdict"].as_str().unwrap()),
+        "{body}"
+    );
+    let docs = body["documents"].as_array().unwrap();
+    assert_eq!(docs[0]["id"], "fusion");
+    assert_eq!(
+        docs[1]["id"], "1",
+        "an id-less document is named by its position"
+    );
+    let score = |i: usize, key: &str| docs[i][key].as_f64().unwrap();
+    assert!(score(0, "score") > score(1, "score"), "{body}");
+    assert!(score(0, "similarity") > score(1, "similarity"), "{body}");
+    let criteria = body["criteria"].as_array().unwrap();
+    let agreement = criteria.iter().find(|c| c["name"] == "leg_agreement");
+    assert!(
+        agreement.is_none_or(|c| c["weight"] == 0.0),
+        "no retrieval signals: leg agreement is left out: {body}"
+    );
+
+    let (status, body) = send(
+        &app,
+        evaluate(json!({"query": query, "context": "Sourdough bread needs a starter."})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["documents"][0]["id"], "context");
+
+    for (request, message) in [
+        (
+            json!({"query": query}),
+            "documents (at least one) or context is required",
+        ),
+        (
+            json!({"query": query, "context": "c", "documents": [{"text": "t"}]}),
+            "either documents or context",
+        ),
+        (
+            json!({"query": query, "documents": [{"text": "t"}, {"text": " "}]}),
+            "documents[1]: text must not be empty",
+        ),
+        (
+            json!({"query": " ", "context": "c"}),
+            "query must not be empty",
+        ),
+    ] {
+        let (status, body) = send(&app, evaluate(request)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["error"]["code"], "invalid_argument");
+        let got = body["error"]["message"].as_str().unwrap();
+        assert!(got.contains(message), "{got}");
     }
 }
 

@@ -24,7 +24,9 @@ pub mod tls;
 /// crag's configuration: [`crag_config::Config`] with crag's adapter sections ([`Adapters`]).
 pub type Config = crag_config::Config<Adapters>;
 
-pub use api::{Api, AskParams, DocumentError, IngestOutcome, Shed};
+pub use api::{
+    Api, AskParams, DocumentError, EvaluateDocumentParams, EvaluateParams, IngestOutcome, Shed,
+};
 pub use auth::TokenSet;
 pub use compose::Adapters;
 pub use error::{AppError, Code};

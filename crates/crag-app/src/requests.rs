@@ -89,19 +89,24 @@ impl std::ops::Deref for Limits {
 }
 
 impl Limits {
-    /// Checks a query against the limits and builds the engine request.
-    pub fn query_request(&self, p: &QueryParams) -> Result<QueryRequest, Invalid> {
-        if p.query.trim().is_empty() {
+    /// Checks a query's text: not blank, at most `max_query_chars` characters.
+    pub fn query(&self, raw: &str) -> Result<Query, Invalid> {
+        if raw.trim().is_empty() {
             return invalid("query must not be empty or whitespace");
         }
-        let chars = p.query.chars().count();
+        let chars = raw.chars().count();
         if chars > self.max_query_chars {
             return invalid(format!(
                 "query is {chars} characters long; the limit is {}",
                 self.max_query_chars
             ));
         }
-        let query = Query::new(&p.query).map_err(|e| Invalid(format!("query: {e}")))?;
+        Query::new(raw).map_err(|e| Invalid(format!("query: {e}")))
+    }
+
+    /// Checks a query against the limits and builds the engine request.
+    pub fn query_request(&self, p: &QueryParams) -> Result<QueryRequest, Invalid> {
+        let query = self.query(&p.query)?;
         let top_k = match p.top_k {
             None => DEFAULT_TOP_K.min(self.max_top_k),
             Some(k) if k >= 1 && k as u64 <= self.max_top_k as u64 => k as usize,

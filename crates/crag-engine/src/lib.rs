@@ -28,8 +28,9 @@ pub use code::CodeConfig;
 pub use config::RetrievalScope;
 pub use crag::{
     pseudo_query, Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig,
-    CragMetrics, EvaluationInput, ExpansionStrategy, FailMode, HeuristicRelevance, LlmRelevance,
-    QueryOutcome, QueryRequest, QueryTimings, RerankConfig, RerankOutcome, Stage,
+    CragMetrics, EvaluationInput, EvaluationReport, ExpansionStrategy, FailMode,
+    HeuristicRelevance, JudgedDocument, LlmRelevance, QueryOutcome, QueryRequest, QueryTimings,
+    RerankConfig, RerankOutcome, Stage, MAX_EVALUATED_DOCUMENTS,
 };
 pub use crag_expansion::{FeedbackRerankConfig, GraphConfig};
 pub use engine::{

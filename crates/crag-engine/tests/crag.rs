@@ -10,8 +10,8 @@ use crag_core::{
 };
 use crag_engine::{
     ArtifactOrigin, ChunkingConfig, CragComponents, CragConfig, Engine, EngineConfig,
-    ExpansionStrategy, FailMode, FeedbackRerankConfig, NoProgress, QueryOutcome, QueryRequest,
-    Scope,
+    ExpansionStrategy, FailMode, FeedbackRerankConfig, JudgedDocument, NoProgress, QueryOutcome,
+    QueryRequest, Scope,
 };
 use crag_expansion::SynonymTable;
 use crag_ports::fakes::{
@@ -555,6 +555,148 @@ async fn evaluator_failure_honours_the_fail_mode() {
 }
 
 #[tokio::test]
+async fn the_evaluation_service_judges_given_documents_and_fails_closed() {
+    let doc = |id: &str, text: &str| JudgedDocument {
+        id: id.into(),
+        source: id.into(),
+        text: text.into(),
+    };
+    let documents = [
+        doc(
+            "own",
+            "Rust ownership: each value has one owner; borrowing lends it.",
+        ),
+        doc(
+            "bread",
+            "Sourdough bread needs a starter, flour, water and salt.",
+        ),
+    ];
+    let query = Query::new("Rust ownership and borrowing").unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let shown = seen.clone();
+    let judge = Arc::new(FnEvaluator::new(
+        "recorder",
+        move |_q, d: &[EvalDocument]| {
+            shown
+                .lock()
+                .unwrap()
+                .extend(d.iter().map(|d| (d.id.clone(), d.similarity)));
+            Ok(Evaluation {
+                verdict: Verdict::Correct,
+                score: 0.9,
+                document_scores: vec![Some(0.9), Some(0.1)],
+                criteria: Vec::new(),
+                reasoning: "scripted".into(),
+                issues: Vec::new(),
+            })
+        },
+    ));
+    let e = with(judge, None, CragConfig::default()).await;
+    let report = e.evaluate(&query, &documents).await.unwrap();
+    assert_eq!(report.evaluator, "recorder");
+    assert_eq!(report.ids, ["own", "bread"]);
+    assert_eq!(report.evaluation.verdict, Verdict::Correct);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "the evaluator saw each document once");
+    assert_eq!((seen[0].0.as_str(), seen[1].0.as_str()), ("own", "bread"));
+    assert_eq!(seen[0].1, report.similarities[0]);
+    assert!(report.similarities.iter().all(|s| (0.0..=1.0).contains(s)));
+
+    let err = e.evaluate(&query, &[]).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let many = vec![doc("x", "text"); crag_engine::MAX_EVALUATED_DOCUMENTS + 1];
+    assert_eq!(
+        e.evaluate(&query, &many).await.unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+
+    // A failing evaluator is an error even under the default fail-open mode: the caller has
+    // nothing to fall back on.
+    let broken = Arc::new(FnEvaluator::new("broken", |_q, _d: &[EvalDocument]| {
+        Err(PortError::new(ErrorKind::Unavailable, "evaluator down"))
+    }));
+    let e = with(broken, None, CragConfig::default()).await;
+    let err = e.evaluate(&query, &documents).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert!(err.to_string().contains("evaluator down"));
+
+    // The heuristic, with similarities from the engine's embedder (a hashing fake here): the
+    // on-topic document scores higher.
+    let e = engine()
+        .await
+        .with_crag(CragComponents::heuristic(CragConfig::default()).unwrap())
+        .unwrap();
+    let report = e.evaluate(&query, &documents).await.unwrap();
+    assert_eq!(report.evaluator, "heuristic");
+    let scores = &report.evaluation.document_scores;
+    assert!(scores[0] > scores[1], "{:?}", report.evaluation);
+}
+
+#[tokio::test]
+async fn the_evaluation_cache_judges_the_same_documents_once() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = calls.clone();
+    let counting = move || {
+        let counter = counter.clone();
+        Arc::new(FnEvaluator::new(
+            "counting",
+            move |_q, d: &[EvalDocument]| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(Evaluation {
+                    verdict: Verdict::Ambiguous,
+                    score: 0.6,
+                    document_scores: vec![Some(0.6); d.len()],
+                    criteria: Vec::new(),
+                    reasoning: "scripted".into(),
+                    issues: Vec::new(),
+                })
+            },
+        ))
+    };
+    let doc = |text: &str| JudgedDocument {
+        id: "a".into(),
+        source: "a".into(),
+        text: text.into(),
+    };
+    let query = Query::new("Rust ownership").unwrap();
+    let e = with(counting(), None, CragConfig::default()).await;
+    let count = || calls.load(std::sync::atomic::Ordering::SeqCst);
+    let first = e.evaluate(&query, &[doc("ownership")]).await.unwrap();
+    let again = e.evaluate(&query, &[doc("ownership")]).await.unwrap();
+    assert_eq!(count(), 1, "judged once, then from the cache");
+    assert_eq!(first.evaluation, again.evaluation);
+    e.evaluate(&query, &[doc("ownership, re-ingested")])
+        .await
+        .unwrap();
+    assert_eq!(count(), 2, "changed text: judged again");
+    let metrics = e.metrics().render().unwrap();
+    assert!(
+        metrics.contains("crag_evaluation_cache_total{result=\"hit\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("crag_evaluation_cache_total{result=\"miss\"} 2"));
+
+    let uncached = with(
+        counting(),
+        None,
+        CragConfig {
+            evaluation_cache_capacity: 0,
+            ..CragConfig::default()
+        },
+    )
+    .await;
+    uncached
+        .evaluate(&query, &[doc("ownership")])
+        .await
+        .unwrap();
+    uncached
+        .evaluate(&query, &[doc("ownership")])
+        .await
+        .unwrap();
+    assert_eq!(count(), 4, "no cache: judged each time");
+}
+
+#[tokio::test]
 async fn web_search_failure_honours_the_fail_mode() {
     let web = || -> Arc<dyn WebSearch> {
         Arc::new(StaticWebSearch::failing(
@@ -714,7 +856,12 @@ async fn llm_evaluator_judges_with_the_model_and_never_guesses() {
         Ok("```json\n{\"scores\": [{\"document\": 1, \"score\": 9}, {\"document\": 2, \"score\": 8}], \"reasoning\": \"on topic\"}\n```".to_owned()),
         Ok("No, I cannot help with that, the documents are not relevant.".to_owned()),
     ]));
-    let mut parts = CragComponents::heuristic(CragConfig::default()).unwrap();
+    // The same query is asked twice, each time to the model: no evaluation cache.
+    let mut parts = CragComponents::heuristic(CragConfig {
+        evaluation_cache_capacity: 0,
+        ..CragConfig::default()
+    })
+    .unwrap();
     parts.evaluator = Arc::new(LlmRelevance::new(llm.clone(), LlmJudgeConfig::default()).unwrap());
     let e = engine().await.with_crag(parts).unwrap();
 

@@ -3,12 +3,14 @@
 //! here and nowhere else.
 
 mod ask;
+mod evaluate;
 mod query;
 
 pub use ask::{
     ask_response, pass, AskBody, AskResponse, PassOutput, SessionDeleted, SessionOutput,
     SessionSummaryOutput, SessionsResponse,
 };
+pub use evaluate::{evaluate_response, EvaluateBody, EvaluateDocumentBody, EvaluateResponse};
 pub use query::{query_response, QueryResponse};
 pub(crate) use query::{results, ResultOutput};
 

@@ -92,10 +92,20 @@ struct CragOutput<'a> {
 }
 
 #[derive(Serialize, ToSchema)]
-struct CriterionOutput<'a> {
+pub(crate) struct CriterionOutput<'a> {
     name: &'a str,
     score: f32,
     weight: f32,
+}
+
+impl<'a> From<&'a crag_core::CriterionScore> for CriterionOutput<'a> {
+    fn from(c: &'a crag_core::CriterionScore) -> Self {
+        Self {
+            name: &c.name,
+            score: c.score,
+            weight: c.weight,
+        }
+    }
 }
 
 #[derive(Serialize, ToSchema)]
@@ -289,15 +299,7 @@ pub fn query_response<'a>(
             verdict: e.verdict.as_str(),
             score: e.score,
             reasoning: &e.reasoning,
-            criteria: e
-                .criteria
-                .iter()
-                .map(|c| CriterionOutput {
-                    name: &c.name,
-                    score: c.score,
-                    weight: c.weight,
-                })
-                .collect(),
+            criteria: e.criteria.iter().map(CriterionOutput::from).collect(),
             document_scores: &e.document_scores,
             issues: &e.issues,
         }),

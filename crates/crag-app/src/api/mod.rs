@@ -16,8 +16,10 @@ use crag_engine::{
 use tokio::sync::Semaphore;
 
 mod ask;
+mod evaluate;
 
 pub use ask::{session_id, AskParams, MAX_SESSIONS_LISTED};
+pub use evaluate::{EvaluateDocumentParams, EvaluateParams};
 
 use crate::auth::TokenSet;
 use crate::error::{AppError, Code};

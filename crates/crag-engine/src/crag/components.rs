@@ -1,14 +1,17 @@
 //! What Corrective RAG runs with, and its per-engine runtime state.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use crag_core::Query;
+use crag_core::{EvalDocument, Evaluation, Query};
 use crag_expansion::{QueryExpander, SynonymTable};
 use crag_ports::{LanguageModel, RelevanceEvaluator, Reranker, WebSearch};
 use crag_routing::{QueryRouter, Route, RoutingDecision};
 
-use super::config::CragConfig;
+use super::config::{CragConfig, FailMode};
+use super::eval_cache::EvaluationCache;
 use super::evaluators::HeuristicRelevance;
+use super::guard::{guarded, Guarded};
 use super::metrics::CragMetrics;
 use super::rerank::RerankCache;
 use crate::error::Result;
@@ -54,6 +57,7 @@ pub(crate) struct CragRuntime {
     pub(crate) expander: QueryExpander,
     router: QueryRouter,
     pub(crate) rerank_cache: RerankCache,
+    pub(crate) evaluation_cache: Option<EvaluationCache>,
 }
 
 impl CragRuntime {
@@ -66,8 +70,45 @@ impl CragRuntime {
             ),
             router: QueryRouter::new(parts.config.router.clone()),
             rerank_cache: RerankCache::for_config(&parts.config.rerank),
+            evaluation_cache: EvaluationCache::new(
+                parts.config.evaluation_cache_capacity,
+                Duration::from_millis(parts.config.evaluation_cache_ttl_ms),
+            ),
             parts,
         })
+    }
+
+    /// Judges `documents` with the evaluator, bounded by `crag.evaluator_timeout`, failing
+    /// as `fail_mode` says; a judgement of the same documents within the cache's time to
+    /// live is returned from the evaluation cache instead.
+    pub(crate) async fn judge(
+        &self,
+        query: &Query,
+        documents: &[EvalDocument],
+        fail_mode: FailMode,
+    ) -> Result<Guarded<Evaluation>> {
+        let evaluator = &self.parts.evaluator;
+        let cached = self.evaluation_cache.as_ref().map(|cache| {
+            let key = EvaluationCache::key(evaluator.name(), query, documents);
+            (cache, key, cache.get(&key))
+        });
+        if let Some((_, _, hit)) = &cached {
+            self.metrics().evaluation_cache(hit.is_some());
+        }
+        if let Some((_, _, Some(evaluation))) = cached {
+            return Ok(Guarded::Done(evaluation));
+        }
+        let judged = guarded(
+            &format!("evaluator `{}`", evaluator.name()),
+            self.config().evaluator_timeout,
+            fail_mode,
+            evaluator.evaluate(query, documents),
+        )
+        .await?;
+        if let (Guarded::Done(evaluation), Some((cache, key, None))) = (&judged, cached) {
+            cache.insert(key, evaluation.clone());
+        }
+        Ok(judged)
     }
 
     pub(crate) fn metrics(&self) -> &CragMetrics {

@@ -101,6 +101,13 @@ pub struct CragConfig {
     /// results (pseudo-relevance feedback on the document side); with Corrective RAG only
     /// (`use_crag`), when no cross-encoder reranks, and not for multi-step questions.
     pub feedback_rerank: FeedbackRerankConfig,
+    /// Evaluations kept for a query judged again over the same documents (keyed by the
+    /// evaluator, the query and everything each document shows it: id, source, text,
+    /// similarity, retrieval signals; a re-ingested document never meets a stale entry); `0`
+    /// turns the cache off. Hits and misses: `crag_evaluation_cache_total`.
+    pub evaluation_cache_capacity: usize,
+    /// How long a cached evaluation stays valid, in milliseconds (seed 000: an hour).
+    pub evaluation_cache_ttl_ms: u64,
 }
 
 impl Default for CragConfig {
@@ -133,6 +140,8 @@ impl Default for CragConfig {
             rewrite_max_tokens: 64,
             rerank: RerankConfig::default(),
             feedback_rerank: FeedbackRerankConfig::default(),
+            evaluation_cache_capacity: 10_000,
+            evaluation_cache_ttl_ms: 3_600_000,
         }
     }
 }

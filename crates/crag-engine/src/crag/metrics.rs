@@ -18,6 +18,7 @@ pub struct CragMetrics {
     web_failures: IntCounterVec,
     evaluator_failures: IntCounterVec,
     rerank_cache: IntCounterVec,
+    evaluation_cache: IntCounterVec,
 }
 
 impl fmt::Debug for CragMetrics {
@@ -79,6 +80,14 @@ impl CragMetrics {
             &["result"],
         )
         .map_err(metric_error)?;
+        let evaluation_cache = IntCounterVec::new(
+            Opts::new(
+                "crag_evaluation_cache_total",
+                "Evaluation cache lookups, by result (hit or miss)",
+            ),
+            &["result"],
+        )
+        .map_err(metric_error)?;
         for c in [
             Box::new(decisions.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(corrections.clone()),
@@ -87,6 +96,7 @@ impl CragMetrics {
             Box::new(web_failures.clone()),
             Box::new(evaluator_failures.clone()),
             Box::new(rerank_cache.clone()),
+            Box::new(evaluation_cache.clone()),
         ] {
             registry.register(c).map_err(metric_error)?;
         }
@@ -99,6 +109,7 @@ impl CragMetrics {
             web_failures,
             evaluator_failures,
             rerank_cache,
+            evaluation_cache,
         })
     }
 
@@ -142,6 +153,12 @@ impl CragMetrics {
 
     pub(crate) fn rerank_cache(&self, hit: bool) {
         self.rerank_cache
+            .with_label_values(&[if hit { "hit" } else { "miss" }])
+            .inc();
+    }
+
+    pub(crate) fn evaluation_cache(&self, hit: bool) {
+        self.evaluation_cache
             .with_label_values(&[if hit { "hit" } else { "miss" }])
             .inc();
     }

@@ -14,7 +14,7 @@ use crag_routing::{Route, RoutingDecision};
 use super::artifact::{Artifact, QueryRequest, QueryTimings, Stage};
 use super::components::CragRuntime;
 use super::config::FailMode;
-use super::guard::{guarded, Guarded};
+use super::guard::Guarded;
 use super::rerank::{rerank, RerankOutcome};
 use crate::engine::{Engine, Retrieval, RetrievalTimings};
 use crate::error::Result;
@@ -330,15 +330,15 @@ impl<'a> Run<'a> {
     ) -> Result<Option<Evaluation>> {
         let docs = eval_documents(artifacts, floor);
         let evaluator = &self.rt.parts.evaluator;
-        let config = self.rt.config();
         let t = Instant::now();
-        let result = guarded(
-            &format!("evaluator `{}`", evaluator.name()),
-            config.evaluator_timeout,
-            config.evaluator_fail_mode,
-            evaluator.evaluate(&self.request.query, &docs),
-        )
-        .await;
+        let result = self
+            .rt
+            .judge(
+                &self.request.query,
+                &docs,
+                self.rt.config().evaluator_fail_mode,
+            )
+            .await;
         self.timings.add(Stage::Evaluate, t.elapsed());
         match result {
             Ok(Guarded::Done(ev)) => {
