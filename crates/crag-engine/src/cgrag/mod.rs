@@ -10,7 +10,7 @@
 
 mod ask;
 pub mod citations;
-pub mod code_gaps;
+mod code_gaps;
 mod config;
 mod llm;
 mod sources;
