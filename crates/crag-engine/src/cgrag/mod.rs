@@ -13,6 +13,8 @@ pub mod citations;
 mod code_gaps;
 mod config;
 mod llm;
+mod pass;
+mod plan;
 mod sources;
 mod symbol_gaps;
 mod targeted;
