@@ -123,11 +123,18 @@ ATTR_TEST = re.compile(r"#\[cfg\((?:[^\]]*\btest\b[^\]]*)\)\]")
 
 
 def strip_test_items(code: str) -> str:
-    """Blanks every item under an attribute naming `test` (an inline test module, a test fn)."""
+    """Blanks every item under an attribute naming `test` (an inline test module, a test fn).
+
+    `#[cfg(not(test))]` items are code, not tests, and stay.
+    """
+    pos = 0
     while True:
-        m = ATTR_TEST.search(code)
+        m = ATTR_TEST.search(code, pos)
         if not m:
             return code
+        if re.search(r"not\s*\(\s*test\b", m.group(0)):
+            pos = m.end()
+            continue
         j = m.end()
         # The item ends at its first `;` before any `{`, or at the brace closing its body.
         k = j
@@ -137,6 +144,7 @@ def strip_test_items(code: str) -> str:
         code = code[: m.start()] + "".join(
             "\n" if c == "\n" else " " for c in code[m.start() : end + 1]
         ) + code[end + 1 :]
+        pos = m.start()
 
 
 # ---------------------------------------------------------------- modules
