@@ -35,3 +35,7 @@ if [ -n "$long$long_mains" ]; then
   exit 1
 fi
 echo "every source file is under 500 lines, every main under 80" >&2
+
+# Modules: no import circle between the modules of a crate, no function outside tests over 100
+# lines but declarative tables and the ones listed to split (scripts/check_modules.py says how).
+python3 scripts/check_modules.py

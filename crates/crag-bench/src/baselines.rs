@@ -14,7 +14,7 @@ use crag_evaluation::{
 };
 
 use crate::collection::{CollectionSpec, PreparedIndex};
-use crate::harness::judged_request;
+use crate::stage::judged_request;
 
 /// The seed heuristic's score of the documents the Corrective RAG stage judges, per query:
 /// the baseline printed beside another evaluator's AUROC.

@@ -19,7 +19,7 @@ use crate::baselines::{heuristic_scores, self_calibrated_scores, SelfCalibration
 use crate::collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
 use crate::metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k};
 use crate::report::{EvalReport, EvaluatorReport, IngestFigures, Latency, StageReport};
-use crate::stage::Stage;
+use crate::stage::{judged_request, Stage};
 use crate::system::{dir_size, peak_rss};
 
 /// What an evaluation run measures, besides the collection.
@@ -110,74 +110,23 @@ pub async fn evaluate(
     let (engine, prefix) = (&index.engine, index.prefix.as_str());
     let stats = engine.stats().await?;
 
-    let wanted = |s: &Stage| options.stages.is_empty() || options.stages.contains(s);
-    let stage_list: Vec<Stage> = Stage::ALL
-        .into_iter()
-        .filter(wanted)
-        .filter(|s| *s != Stage::Rerank || engine.has_reranker())
-        .filter(|s| *s != Stage::Graph || engine.has_term_graph())
-        .collect();
-    if !engine.has_term_graph() && options.stages.contains(&Stage::Graph) {
-        progress.note(
-            "stage hybrid+kg skipped: no knowledge graph ([knowledge_graph] enabled = true in --config)",
-        );
-    }
-    if !engine.has_reranker() && wanted(&Stage::Rerank) {
-        progress.note(
-            "stage hybrid+rerank skipped: no reranker configured ([reranker] in --config, see docs/rerank.md)",
-        );
-    }
+    let stage_list = stages_to_run(engine, options, progress);
     let judged = stage_list.contains(&Stage::Crag);
     progress.start(collection.queries.len() * stage_list.len());
     let mut stages = Vec::new();
     let mut per_query: HashMap<Stage, Vec<Run>> = HashMap::new();
     for stage in stage_list {
-        progress.stage(stage.name());
-        let mut latencies = Vec::with_capacity(collection.queries.len());
-        let mut runs = Vec::with_capacity(collection.queries.len());
-        for (_, q) in &collection.queries {
-            let t = Instant::now();
-            let run = run_stage(engine, stage, q, crag_top_k, prefix).await?;
-            latencies.push(ms(t.elapsed()));
-            runs.push(run);
-            progress.advance();
-        }
-        let qps = if options.clients > 0 {
-            Some(
-                throughput(
-                    engine,
-                    stage,
-                    &collection.queries,
-                    options.clients,
-                    crag_top_k,
-                    prefix,
-                )
-                .await?,
-            )
-        } else {
-            None
-        };
-        stages.push(stage_report(
+        let (report, runs) = measure_stage(
+            engine,
             stage,
             &collection,
-            &runs,
-            &latencies,
-            options.clients,
-            qps,
-        ));
-        if let Some(dir) = &options.runs {
-            write_run(dir, stage, &collection, &runs)?;
-        }
-        if stage == Stage::Graph {
-            let expanded: Vec<usize> = runs.iter().filter_map(|r| r.expanded).collect();
-            let terms: usize = expanded.iter().sum();
-            progress.note(&format!(
-                "hybrid+kg: {} of {} queries expanded, {:.1} terms each",
-                expanded.iter().filter(|n| **n > 0).count(),
-                runs.len(),
-                terms as f64 / expanded.iter().filter(|n| **n > 0).count().max(1) as f64,
-            ));
-        }
+            options,
+            crag_top_k,
+            prefix,
+            progress,
+        )
+        .await?;
+        stages.push(report);
         per_query.insert(stage, runs);
     }
     progress.finish();
@@ -227,6 +176,75 @@ pub async fn evaluate(
         stages,
         evaluator,
     })
+}
+
+/// The stages asked for that this engine can run, with a note for each one it cannot.
+fn stages_to_run(
+    engine: &Engine,
+    options: &EvalOptions,
+    progress: &dyn EvalProgress,
+) -> Vec<Stage> {
+    let wanted = |s: &Stage| options.stages.is_empty() || options.stages.contains(s);
+    if !engine.has_term_graph() && options.stages.contains(&Stage::Graph) {
+        progress.note(
+            "stage hybrid+kg skipped: no knowledge graph ([knowledge_graph] enabled = true in --config)",
+        );
+    }
+    if !engine.has_reranker() && wanted(&Stage::Rerank) {
+        progress.note(
+            "stage hybrid+rerank skipped: no reranker configured ([reranker] in --config, see docs/rerank.md)",
+        );
+    }
+    Stage::ALL
+        .into_iter()
+        .filter(wanted)
+        .filter(|s| *s != Stage::Rerank || engine.has_reranker())
+        .filter(|s| *s != Stage::Graph || engine.has_term_graph())
+        .collect()
+}
+
+/// Runs every judged query through `stage`, then its throughput run, and writes its TREC run
+/// file when asked: the stage's report and each query's run.
+async fn measure_stage(
+    engine: &Engine,
+    stage: Stage,
+    collection: &Collection,
+    options: &EvalOptions,
+    crag_top_k: TopK,
+    prefix: &str,
+    progress: &dyn EvalProgress,
+) -> Result<(StageReport, Vec<Run>)> {
+    progress.stage(stage.name());
+    let mut latencies = Vec::with_capacity(collection.queries.len());
+    let mut runs = Vec::with_capacity(collection.queries.len());
+    for (_, q) in &collection.queries {
+        let t = Instant::now();
+        let run = run_stage(engine, stage, q, crag_top_k, prefix).await?;
+        latencies.push(ms(t.elapsed()));
+        runs.push(run);
+        progress.advance();
+    }
+    let queries = &collection.queries;
+    let qps = if options.clients > 0 {
+        Some(throughput(engine, stage, queries, options.clients, crag_top_k, prefix).await?)
+    } else {
+        None
+    };
+    let report = stage_report(stage, collection, &runs, &latencies, options.clients, qps);
+    if let Some(dir) = &options.runs {
+        write_run(dir, stage, collection, &runs)?;
+    }
+    if stage == Stage::Graph {
+        let expanded: Vec<usize> = runs.iter().filter_map(|r| r.expanded).collect();
+        let terms: usize = expanded.iter().sum();
+        progress.note(&format!(
+            "hybrid+kg: {} of {} queries expanded, {:.1} terms each",
+            expanded.iter().filter(|n| **n > 0).count(),
+            runs.len(),
+            terms as f64 / expanded.iter().filter(|n| **n > 0).count().max(1) as f64,
+        ));
+    }
+    Ok((report, runs))
 }
 
 /// Writes one stage's rankings as a TREC run (`qid Q0 docid rank score tag`).
@@ -318,21 +336,6 @@ async fn run_stage(
         expanded,
     })
 }
-
-/// The request of the Corrective RAG stage: no web search, no reranking (that is the
-/// hybrid+rerank stage's), `top_k` results judged.
-pub fn judged_request(q: &Query, top_k: TopK) -> QueryRequest {
-    QueryRequest {
-        use_web_search: false,
-        use_rerank: false,
-        // The ranking is measured, not the packing: no result is left out for the budget.
-        token_budget: Some(UNBOUNDED_BUDGET),
-        ..QueryRequest::new(q.clone(), top_k)
-    }
-}
-
-/// A token budget no ranking of at most 1000 chunks reaches.
-const UNBOUNDED_BUDGET: usize = 1 << 40;
 
 /// Queries per second with `clients` concurrent callers over the whole query list.
 async fn throughput(

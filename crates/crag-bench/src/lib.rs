@@ -20,8 +20,8 @@ mod system;
 
 pub use collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
 pub use crag_evaluation::auroc;
-pub use harness::{evaluate, judged_request, EvalOptions, EvalProgress, QuietProgress, DEPTH};
+pub use harness::{evaluate, EvalOptions, EvalProgress, QuietProgress, DEPTH};
 pub use metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
 pub use report::{print_report, EvalReport};
-pub use stage::{parse_stage, Stage};
+pub use stage::{judged_request, parse_stage, Stage};
 pub use system::{dir_size, peak_rss};

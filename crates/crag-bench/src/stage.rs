@@ -1,4 +1,7 @@
-//! The stages `crag eval` measures, by name.
+//! The stages `crag eval` measures, by name, and the request of the Corrective RAG stage.
+
+use crag_core::{Query, TopK};
+use crag_engine::QueryRequest;
 
 /// A way of retrieving that the harness measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,3 +58,18 @@ pub fn parse_stage(name: &str) -> Result<Stage, String> {
             )
         })
 }
+
+/// The request of the Corrective RAG stage: no web search, no reranking (that is the
+/// hybrid+rerank stage's), `top_k` results judged.
+pub fn judged_request(q: &Query, top_k: TopK) -> QueryRequest {
+    QueryRequest {
+        use_web_search: false,
+        use_rerank: false,
+        // The ranking is measured, not the packing: no result is left out for the budget.
+        token_budget: Some(UNBOUNDED_BUDGET),
+        ..QueryRequest::new(q.clone(), top_k)
+    }
+}
+
+/// A token budget no ranking of at most 1000 chunks reaches.
+const UNBOUNDED_BUDGET: usize = 1 << 40;

@@ -6,18 +6,20 @@
 mod chunk;
 mod code;
 mod error;
+mod ids;
 mod query;
 mod scored;
 mod session;
 mod terms;
 mod verdict;
 
-pub use chunk::{Chunk, ChunkId, ChunkKind, Document, DocumentId, Span};
+pub use chunk::{Chunk, ChunkKind, Document, Span};
 pub use code::{
     CodeMeta, FileSymbols, ReferenceKind, StoredReference, StoredSymbol, SymbolDef, SymbolKind,
     SymbolRef,
 };
 pub use error::{CoreError, Result};
+pub use ids::{ChunkId, DocumentId};
 pub use query::{ChunkFilter, Query, TopK, WeightedTerm, MAX_QUERY_BYTES, MAX_TOP_K};
 pub use scored::{FusedHit, LegHit, ScoredChunk, ScoredId};
 pub use session::{CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate};

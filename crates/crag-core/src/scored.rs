@@ -7,7 +7,7 @@ use crate::chunk::Chunk;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScoredId {
     /// The chunk's id.
-    pub id: crate::chunk::ChunkId,
+    pub id: crate::ids::ChunkId,
     /// Leg-specific score, as in [`ScoredChunk::score`].
     pub score: f32,
 }

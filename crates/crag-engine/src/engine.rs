@@ -1,58 +1,25 @@
 use std::sync::Arc;
-use std::time::Duration;
 
-use crag_core::{
-    ChunkFilter, Document, DocumentId, FusedHit, Query, ScoredChunk, TopK, WeightedTerm,
-};
+use crag_core::{ChunkFilter, Document, DocumentId, Query, ScoredChunk, TopK, WeightedTerm};
 use crag_ports::{Embedder, KeywordIndex, SymbolIndex, TermGraph, VectorIndex};
 
 use crate::cgrag::CgragComponents;
 use crate::code;
 use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
-use crate::ingest::{IngestProgress, IngestReport, Ingestor, Scope};
+use crate::ingest::{IngestProgress, IngestReport, Ingestor};
 use crate::query_vectors::QueryVectors;
-use crate::sources::Skipped;
+use crate::sources::{Scope, Skipped};
 
 pub use crate::config::EngineConfig;
 use crate::config::RetrievalScope;
 
 mod hybrid;
 
+pub use crate::retrieval::{Retrieval, RetrievalTimings};
+
 /// How many times the usual leg depth is fetched when a [`ChunkFilter`] is set.
 pub const FILTER_OVERFETCH: usize = 5;
-
-/// Time spent in each stage of a retrieval.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct RetrievalTimings {
-    /// BM25 search.
-    pub keyword: Duration,
-    /// Query embedding.
-    pub embed: Duration,
-    /// Vector search (after embedding).
-    pub vector: Duration,
-    /// Rank fusion, with the reading of the chunks only the vector leg found (the vector
-    /// leg returns ids and scores).
-    pub fusion: Duration,
-    /// Whole retrieval, legs concurrent.
-    pub total: Duration,
-}
-
-/// Result of a hybrid retrieval.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Retrieval {
-    /// Fused hits, best first.
-    pub hits: Vec<FusedHit>,
-    /// Stage timings.
-    pub timings: RetrievalTimings,
-    /// Legs that failed (the other leg's results are still returned).
-    pub warnings: Vec<String>,
-    /// Lowest vector-leg score among the leg's candidates: an upper bound of the similarity of
-    /// any chunk the vector leg did not return (`None` when the leg returned nothing).
-    pub vector_floor: Option<f32>,
-    /// The vector the vector leg searched with (`None` when embedding failed).
-    pub query_vector: Option<Vec<f32>>,
-}
 
 /// What the keyword leg searches with.
 #[derive(Debug, Clone, Copy)]

@@ -1,13 +1,12 @@
 use std::collections::HashMap;
 
 use crag_core::{Chunk, FusedHit, LegHit, ScoredChunk};
+use crag_expansion::rrf_term;
+pub use crag_expansion::RRF_K;
 
 mod documents;
 
 pub use documents::{document_of, per_document, per_document_ids};
-
-/// The usual reciprocal-rank-fusion constant (Cormack et al. 2009).
-pub const RRF_K: f32 = 60.0;
 
 /// Keyword weight of [`Fusion::Convex`] by default: both legs count the same.
 pub const DEFAULT_KEYWORD_WEIGHT: f32 = 0.5;
@@ -158,7 +157,7 @@ pub fn fuse_ids<'a>(
     let contribution = |leg: Leg, hit: Option<LegHit>| -> f32 {
         let Some(hit) = hit else { return 0.0 };
         match (fusion, leg) {
-            (Fusion::Rrf { k }, _) => 1.0 / (k + hit.rank as f32),
+            (Fusion::Rrf { k }, _) => rrf_term(1.0, k, hit.rank),
             (Fusion::Convex { keyword_weight: w }, Leg::Keyword) => {
                 w * keyword_scale.normalise(hit.score)
             }

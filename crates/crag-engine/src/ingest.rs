@@ -9,28 +9,9 @@ use crag_ports::{EmbeddedChunk, Embedder, KeywordIndex, SymbolIndex, TermGraph, 
 use crate::chunker::{chunk_document, ChunkingConfig};
 use crate::code::{syntax_chunks, CodeConfig};
 use crate::error::Result;
-use crate::sources::Skipped;
+use crate::sources::{Scope, Skipped};
 
-/// Which stored documents an ingestion run owns: those it does not see again are deleted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
-    /// Documents whose id starts with this prefix (a directory or a corpus file).
-    Prefix(String),
-    /// Exactly this document (a single file).
-    Exact(DocumentId),
-    /// Nothing is deleted (documents pushed one by one).
-    None,
-}
-
-impl Scope {
-    fn owns(&self, id: &DocumentId) -> bool {
-        match self {
-            Self::Prefix(prefix) => id.as_str().starts_with(prefix.as_str()),
-            Self::Exact(exact) => exact == id,
-            Self::None => false,
-        }
-    }
-}
+mod terms;
 
 /// Receives ingestion progress (a progress bar on a terminal).
 pub trait IngestProgress: Send + Sync {
@@ -188,14 +169,7 @@ impl Ingestor {
             .cloned()
             .collect();
         if !vanished.is_empty() {
-            self.vectors.delete_documents(&vanished).await?;
-            if let Some(symbols) = &self.symbols {
-                symbols.delete_documents(&vanished).await?;
-            }
-            if let Some(terms) = &self.terms {
-                terms.delete_documents(&vanished).await?;
-            }
-            self.keywords.delete_documents(&vanished).await?;
+            self.delete_documents(&vanished).await?;
             report.documents_deleted = vanished.len();
         }
         if let Some(terms) = &self.terms {
@@ -207,7 +181,7 @@ impl Ingestor {
                 .cloned()
                 .collect();
             let rewritten: HashSet<DocumentId> = to_index.iter().map(|d| d.id.clone()).collect();
-            report.graph_documents_filled = crate::graph::fill_in(
+            report.graph_documents_filled = terms::fill_in(
                 self.keywords.as_ref(),
                 terms.as_ref(),
                 &self.graph,
@@ -218,6 +192,44 @@ impl Ingestor {
         }
 
         progress.start(to_index.len());
+        self.index_batches(&to_index, &stored, &mut report, progress)
+            .await?;
+        progress.finish();
+        tidy_vectors(self.vectors.as_ref()).await;
+        report.elapsed = started.elapsed();
+        tracing::info!(
+            added = report.documents_added,
+            updated = report.documents_updated,
+            unchanged = report.documents_unchanged,
+            deleted = report.documents_deleted,
+            chunks = report.chunks_written,
+            elapsed_ms = report.elapsed.as_millis() as u64,
+            "ingestion finished"
+        );
+        Ok(report)
+    }
+
+    /// Deletes `vanished` documents from every index, the keyword index (the catalogue) last.
+    async fn delete_documents(&self, vanished: &[DocumentId]) -> Result<()> {
+        self.vectors.delete_documents(vanished).await?;
+        if let Some(symbols) = &self.symbols {
+            symbols.delete_documents(vanished).await?;
+        }
+        if let Some(terms) = &self.terms {
+            terms.delete_documents(vanished).await?;
+        }
+        self.keywords.delete_documents(vanished).await?;
+        Ok(())
+    }
+
+    /// Indexes `to_index` batch by batch, adding what each write did to `report`.
+    async fn index_batches(
+        &self,
+        to_index: &[Document],
+        stored: &HashMap<DocumentId, String>,
+        report: &mut IngestReport,
+        progress: &dyn IngestProgress,
+    ) -> Result<()> {
         // Two batches in flight: the next batch is chunked and embedded (CPU, on the blocking
         // pool) while the previous one is written (LanceDB, Tantivy's commit). Writes stay in
         // order, one batch at a time, so the catalogue rule below holds batch by batch.
@@ -227,13 +239,13 @@ impl Ingestor {
             let next = batches.get(i).copied();
             let prepare = async {
                 match next {
-                    Some(batch) => self.prepare(batch, &stored).await.map(Some),
+                    Some(batch) => self.prepare(batch, stored).await.map(Some),
                     None => Ok(None),
                 }
             };
             let write = async {
                 match ready.take() {
-                    Some(p) => self.write(p, &stored).await.map(Some),
+                    Some(p) => self.write(p, stored).await.map(Some),
                     None => Ok(None),
                 }
             };
@@ -248,19 +260,7 @@ impl Ingestor {
             }
             ready = prepared?;
         }
-        progress.finish();
-        tidy_vectors(self.vectors.as_ref()).await;
-        report.elapsed = started.elapsed();
-        tracing::info!(
-            added = report.documents_added,
-            updated = report.documents_updated,
-            unchanged = report.documents_unchanged,
-            deleted = report.documents_deleted,
-            chunks = report.chunks_written,
-            elapsed_ms = report.elapsed.as_millis() as u64,
-            "ingestion finished"
-        );
-        Ok(report)
+        Ok(())
     }
 
     /// Chunks and embeds one batch of documents to (re)index.
@@ -331,8 +331,7 @@ impl Ingestor {
         // Key terms before keywords too, for every document of the batch (a document new
         // to the catalogue may have terms from an interrupted run).
         if let Some(terms) = &self.terms {
-            let rows =
-                crate::graph::chunk_terms(self.keywords.as_ref(), &chunks, &self.graph).await?;
+            let rows = terms::chunk_terms(self.keywords.as_ref(), &chunks, &self.graph).await?;
             let ids: Vec<DocumentId> = documents.iter().map(|(id, _)| id.clone()).collect();
             terms.replace_documents(&ids, &rows).await?;
         }

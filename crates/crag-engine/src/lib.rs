@@ -16,6 +16,7 @@ mod graph;
 mod ingest;
 mod query_vectors;
 mod reconcile;
+mod retrieval;
 pub mod sources;
 
 pub use cgrag::{
@@ -42,6 +43,7 @@ pub use fusion::{
     Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K,
 };
 pub use graph::GraphExpansion;
-pub use ingest::{IngestProgress, IngestReport, NoProgress, Scope};
+pub use ingest::{IngestProgress, IngestReport, NoProgress};
 pub use query_vectors::DEFAULT_QUERY_CACHE_ENTRIES;
 pub use reconcile::ReconcileReport;
+pub use sources::Scope;

@@ -11,7 +11,6 @@ use crag_core::{ChunkKind, Document, DocumentId};
 use serde::Deserialize;
 
 use crate::error::{EngineError, Result};
-use crate::ingest::Scope;
 
 /// Largest file read by default (1 MiB).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -35,6 +34,27 @@ const CODE_EXTENSIONS: &[&str] = &[
 
 /// Extensions read as prose.
 const PROSE_EXTENSIONS: &[&str] = &["md", "markdown", "txt", "rst", "adoc", "org", "text"];
+
+/// Which stored documents an ingestion run owns: those it does not see again are deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Documents whose id starts with this prefix (a directory or a corpus file).
+    Prefix(String),
+    /// Exactly this document (a single file).
+    Exact(DocumentId),
+    /// Nothing is deleted (documents pushed one by one).
+    None,
+}
+
+impl Scope {
+    pub(crate) fn owns(&self, id: &DocumentId) -> bool {
+        match self {
+            Self::Prefix(prefix) => id.as_str().starts_with(prefix.as_str()),
+            Self::Exact(exact) => exact == id,
+            Self::None => false,
+        }
+    }
+}
 
 /// A file that was not ingested, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -91,32 +91,7 @@ pub fn extract(
     documents: &[EvalDocument],
 ) -> Features {
     let assessment = heuristic.assess(query, documents);
-    let signals: Vec<Signals> = documents
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let r = &d.retrieval;
-            Signals {
-                similarity: f64::from(unit(d.similarity)),
-                retrieved: r.keyword.is_some()
-                    || r.vector.is_some()
-                    || r.normalized_score.is_some()
-                    || r.fused_score.is_some(),
-                keyword_score: r.keyword.and_then(|k| finite(k.score)).map(|s| s.max(0.0)),
-                keyword_rank: r.keyword.map(|k| k.rank.max(1)),
-                vector_rank: r.vector.map(|v| v.rank.max(1)),
-                normalized: r
-                    .normalized_score
-                    .and_then(finite)
-                    .map(|s| s.clamp(0.0, 1.0)),
-                rerank: r
-                    .rerank_probability
-                    .and_then(finite)
-                    .map(|s| s.clamp(0.0, 1.0)),
-                coverage: f64::from(assessment.document_overlap.get(i).copied().unwrap_or(0.0)),
-            }
-        })
-        .collect();
+    let signals = signals(documents, &assessment);
     let any_retrieved = signals.iter().any(|s| s.retrieved);
     let when_retrieved = |value: f64| any_retrieved.then_some(value);
 
@@ -166,7 +141,53 @@ pub fn extract(
     ];
     debug_assert_eq!(query_values.len(), QUERY_FEATURES.len());
 
-    let document_values = signals
+    let document_values = document_rows(&signals, top_similarity, top_keyword);
+
+    Features {
+        query: query_values,
+        documents: document_values,
+        assessment,
+    }
+}
+
+/// Each document's signals, from its retrieval and the heuristic's `assessment`.
+fn signals(documents: &[EvalDocument], assessment: &Assessment) -> Vec<Signals> {
+    documents
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let r = &d.retrieval;
+            Signals {
+                similarity: f64::from(unit(d.similarity)),
+                retrieved: r.keyword.is_some()
+                    || r.vector.is_some()
+                    || r.normalized_score.is_some()
+                    || r.fused_score.is_some(),
+                keyword_score: r.keyword.and_then(|k| finite(k.score)).map(|s| s.max(0.0)),
+                keyword_rank: r.keyword.map(|k| k.rank.max(1)),
+                vector_rank: r.vector.map(|v| v.rank.max(1)),
+                normalized: r
+                    .normalized_score
+                    .and_then(finite)
+                    .map(|s| s.clamp(0.0, 1.0)),
+                rerank: r
+                    .rerank_probability
+                    .and_then(finite)
+                    .map(|s| s.clamp(0.0, 1.0)),
+                coverage: f64::from(assessment.document_overlap.get(i).copied().unwrap_or(0.0)),
+            }
+        })
+        .collect()
+}
+
+/// One row of [`DOCUMENT_FEATURES`] per document, given the list's top similarity and top
+/// keyword score.
+fn document_rows(
+    signals: &[Signals],
+    top_similarity: Option<f64>,
+    top_keyword: f64,
+) -> Vec<Vec<Option<f64>>> {
+    signals
         .iter()
         .enumerate()
         .map(|(i, s)| {
@@ -191,13 +212,7 @@ pub fn extract(
             debug_assert_eq!(row.len(), DOCUMENT_FEATURES.len());
             row
         })
-        .collect();
-
-    Features {
-        query: query_values,
-        documents: document_values,
-        assessment,
-    }
+        .collect()
 }
 
 fn max(values: &[f64]) -> Option<f64> {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{EvaluationError, Result};
 use crate::stats::{mean_variance, unit};
-use crate::text::{estimate_tokens, query_terms, terms_found};
+use crate::text::{query_terms, terms_found};
 
 /// Similarity at or below which a document counts as carrying no semantic evidence.
 ///
@@ -262,7 +262,10 @@ impl HeuristicEvaluator {
             None => 0.0,
         };
 
-        let total_tokens: f64 = documents.iter().map(|d| estimate_tokens(&d.text)).sum();
+        let total_tokens: f64 = documents
+            .iter()
+            .map(|d| crag_text::estimate_tokens(&d.text) as f64)
+            .sum();
         let expected_tokens = config.min_tokens_per_chunk as f64 * documents.len() as f64;
         let length = if expected_tokens <= 0.0 {
             1.0

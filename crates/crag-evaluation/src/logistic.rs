@@ -165,61 +165,9 @@ pub fn fit_logistic(
     labels: &[bool],
     options: &FitOptions,
 ) -> Result<LogisticModel> {
-    if rows.len() != labels.len() {
-        return Err(EvaluationError::Fit(format!(
-            "{} rows but {} labels",
-            rows.len(),
-            labels.len()
-        )));
-    }
-    let positives = labels.iter().filter(|&&l| l).count();
-    if positives == 0 || positives == labels.len() {
-        return Err(EvaluationError::Fit(format!(
-            "both classes are needed; {positives} of {} samples are positive",
-            labels.len()
-        )));
-    }
-    if !(options.l2.is_finite() && options.l2 > 0.0) {
-        return Err(EvaluationError::Fit(format!(
-            "l2 must be a positive number, got {}",
-            options.l2
-        )));
-    }
+    let positives = check_samples(names, rows, labels, options)?;
     let d = names.len();
-    for (i, row) in rows.iter().enumerate() {
-        if row.len() != d {
-            return Err(EvaluationError::Fit(format!(
-                "sample {i} has {} features, expected {d}",
-                row.len()
-            )));
-        }
-        if let Some(j) = row.iter().position(|x| x.is_some_and(|x| !x.is_finite())) {
-            return Err(EvaluationError::Fit(format!(
-                "sample {i}: feature `{}` is not finite",
-                names[j]
-            )));
-        }
-    }
-
-    let mut features: Vec<FeatureWeight> = (0..d)
-        .map(|j| {
-            let present: Vec<f64> = rows.iter().filter_map(|r| r[j]).collect();
-            let (mean, std) = if present.is_empty() {
-                (0.0, 0.0)
-            } else {
-                let n = present.len() as f64;
-                let mean = present.iter().sum::<f64>() / n;
-                let var = present.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
-                (mean, var.sqrt())
-            };
-            FeatureWeight {
-                name: names[j].to_owned(),
-                mean,
-                std: if std > MIN_STD { std } else { 0.0 },
-                weight: 0.0,
-            }
-        })
-        .collect();
+    let mut features = standardisation(names, rows);
     // Design matrix with a leading column of ones for the bias.
     let design: Vec<Vec<f64>> = rows
         .iter()
@@ -274,6 +222,75 @@ pub fn fit_logistic(
         bias: theta[0],
         features,
     })
+}
+
+/// Checks [`fit_logistic`]'s input (see its errors); returns the number of positive labels.
+fn check_samples(
+    names: &[&str],
+    rows: &[Vec<Option<f64>>],
+    labels: &[bool],
+    options: &FitOptions,
+) -> Result<usize> {
+    if rows.len() != labels.len() {
+        return Err(EvaluationError::Fit(format!(
+            "{} rows but {} labels",
+            rows.len(),
+            labels.len()
+        )));
+    }
+    let positives = labels.iter().filter(|&&l| l).count();
+    if positives == 0 || positives == labels.len() {
+        return Err(EvaluationError::Fit(format!(
+            "both classes are needed; {positives} of {} samples are positive",
+            labels.len()
+        )));
+    }
+    if !(options.l2.is_finite() && options.l2 > 0.0) {
+        return Err(EvaluationError::Fit(format!(
+            "l2 must be a positive number, got {}",
+            options.l2
+        )));
+    }
+    let d = names.len();
+    for (i, row) in rows.iter().enumerate() {
+        if row.len() != d {
+            return Err(EvaluationError::Fit(format!(
+                "sample {i} has {} features, expected {d}",
+                row.len()
+            )));
+        }
+        if let Some(j) = row.iter().position(|x| x.is_some_and(|x| !x.is_finite())) {
+            return Err(EvaluationError::Fit(format!(
+                "sample {i}: feature `{}` is not finite",
+                names[j]
+            )));
+        }
+    }
+    Ok(positives)
+}
+
+/// Each feature's training mean and standard deviation over the rows where it is present (a
+/// deviation under `MIN_STD` counts as 0), with a zero weight.
+fn standardisation(names: &[&str], rows: &[Vec<Option<f64>>]) -> Vec<FeatureWeight> {
+    (0..names.len())
+        .map(|j| {
+            let present: Vec<f64> = rows.iter().filter_map(|r| r[j]).collect();
+            let (mean, std) = if present.is_empty() {
+                (0.0, 0.0)
+            } else {
+                let n = present.len() as f64;
+                let mean = present.iter().sum::<f64>() / n;
+                let var = present.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+                (mean, var.sqrt())
+            };
+            FeatureWeight {
+                name: names[j].to_owned(),
+                mean,
+                std: if std > MIN_STD { std } else { 0.0 },
+                weight: 0.0,
+            }
+        })
+        .collect()
 }
 
 /// Negative log-likelihood plus the L2 penalty on the weights (not the bias).

@@ -6,6 +6,12 @@
 //! stems: crag's one stemmer (`crag_text::stem`, Snowball English, the keyword index's)
 //! folds plurals and `-ing`/`-ed` forms (`vitamins` -> `vitamin`, `launched` -> `launch`,
 //! `updates` -> `updat`) on both sides.
+//!
+//! The tokens are not `crag_text::tokens`: here apostrophes join a word instead of ending it
+//! (`SpaceX's` -> `spacexs`, where the index's analysis gives `spacex`), letters are not folded
+//! to ASCII and long tokens are kept. The heuristic evaluator's keyword overlap, and with it
+//! its verdicts and the thresholds calibrated on them, depends on these tokens, so they stay
+//! as they are; stemming is already the index's (`crag_text::stem`).
 
 use std::collections::HashSet;
 
@@ -204,11 +210,6 @@ pub(crate) fn terms_found(terms: &[String], text: &str) -> Vec<bool> {
     found
 }
 
-/// Estimates the token count of `text` as the seed does: whitespace words times 1.3.
-pub(crate) fn estimate_tokens(text: &str) -> f64 {
-    (text.split_whitespace().count() as f64 * 1.3).floor()
-}
-
 /// Splits `text` into lowercased alphanumeric tokens, dropping apostrophes.
 fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
     pieces(text)
@@ -347,14 +348,5 @@ mod tests {
     #[test]
     fn query_terms_dedupe_on_normalised_form() {
         assert_eq!(query_terms("vitamin vitamins"), ["vitamin"]);
-    }
-
-    #[test]
-    fn token_estimate_follows_the_seed() {
-        assert_eq!(
-            estimate_tokens("one two three four five six seven eight nine ten"),
-            13.0
-        );
-        assert_eq!(estimate_tokens("   "), 0.0);
     }
 }

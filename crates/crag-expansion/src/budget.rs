@@ -3,11 +3,9 @@
 /// The token budget of a query's context by default (seed 000: `token_budget = 8000`).
 pub const DEFAULT_TOKEN_BUDGET: usize = 8000;
 
-/// Returns the seed's token estimate: whitespace-separated words times 1.3, rounded down
-/// (seed 000 `_estimate_tokens`). Callers with a real tokenizer should count with it instead.
-pub fn estimate_tokens(text: &str) -> usize {
-    text.split_whitespace().count().saturating_mul(13) / 10
-}
+/// The token estimate packing falls back on (words times 1.3, [`crag_text::estimate_tokens`]).
+/// Callers with a real tokenizer should count with it instead.
+pub use crag_text::estimate_tokens;
 
 /// The result of [`pack_to_budget`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,8 +4,15 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::Hash;
 
-/// The RRF constant commonly used and used by crag's hybrid search (seed 003: 60).
-pub const DEFAULT_RRF_K: f32 = 60.0;
+/// crag's reciprocal-rank-fusion constant, for the hybrid search's legs and for merging
+/// retrievals (60, Cormack et al. 2009).
+pub const RRF_K: f32 = 60.0;
+
+/// The reciprocal-rank-fusion contribution of an item at 1-based `rank` in a list of weight
+/// `weight`: `weight / (k + rank)`. Every RRF in crag adds these.
+pub fn rrf_term(weight: f32, k: f32, rank: usize) -> f32 {
+    weight / (k + rank as f32)
+}
 
 /// One item of a fused ranking.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +63,7 @@ pub fn fuse_weighted<T: Clone, K: Eq + Hash>(
                 .copied()
                 .filter(|w| w.is_finite() && *w > 0.0)
                 .unwrap_or(0.0);
-            let contribution = weight / (k + rank as f32);
+            let contribution = rrf_term(weight, k, rank);
             match index.entry(key(item)) {
                 Entry::Occupied(mut seen) => {
                     let (at, last_list) = seen.get_mut();

@@ -9,7 +9,8 @@
 //! - [`rewrite_keywords`] rewrites a question into its content words, the LLM-free query
 //!   rewrite of an incorrect verdict (seed 001: `refine` / `web_search` corrections).
 //! - [`fuse_ranked`] merges the original and the expanded (or sub-query) rankings by
-//!   reciprocal rank fusion ([`DEFAULT_RRF_K`] = 60), de-duplicated, original first.
+//!   reciprocal rank fusion ([`RRF_K`] = 60; [`rrf_term`] per item, which the hybrid
+//!   search's fusion of its legs adds too), de-duplicated, original first.
 //! - [`rm3`] and [`rocchio`] are pseudo-relevance feedback for the keyword and vector legs
 //!   ([`PrfConfig`]: 5 feedback documents, 10 terms, query weight 0.8, Rocchio 0.5).
 //! - [`feedback_order`] reranks a retrieval's top candidates by their embeddings' similarity
@@ -47,7 +48,7 @@ pub use budget::{estimate_tokens, pack_to_budget, Packed, DEFAULT_TOKEN_BUDGET};
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
 pub use feedback::{feedback_order, FeedbackRerankConfig};
-pub use fusion::{fuse_ranked, fuse_weighted, Fused, DEFAULT_RRF_K};
+pub use fusion::{fuse_ranked, fuse_weighted, rrf_term, Fused, RRF_K};
 pub use graph::GraphConfig;
 pub use prf::{rm3, rocchio, PrfConfig};
 pub use refine::{lexical_score, refine, LexicalScorer, RefineConfig, ScoredStrip};

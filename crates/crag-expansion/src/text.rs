@@ -1,4 +1,11 @@
 //! The tokenizer shared by expansion, rewriting and lexical scoring.
+//!
+//! It is not `crag_text::tokens`, on purpose: expansion and rewriting write their terms back
+//! into queries a user reads, so a token keeps `' - _ . + #` inside a word ("c++", "node.js",
+//! "3.5", "non-blocking" stay whole, where the index's analysis splits them at every
+//! non-alphanumeric character), keeps its letters unfolded, and is filtered by a longer stop
+//! list (question and request words). Stemming is `crag_text::stem`, the index's, so the terms
+//! still meet the ones BM25 matched.
 
 /// English stop words, question words and request words ("please", "explain", "tell"), sorted
 /// for binary search. Single letters other than "a", "i", "s" and "t" are kept on purpose:

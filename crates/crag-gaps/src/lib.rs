@@ -19,11 +19,15 @@
 //! - [`classify_gap`] turns a gap into a [`GapQuery`] for targeted retrieval: a symbol in a
 //!   file, a topic in a file, a qualified name, a symbol (with its kind when named), a path,
 //!   or fuzzy text for vector search.
+//! - [`code_gaps`] names the gaps of code context without a language model: names used in the
+//!   code and defined nowhere in it (a lexical reading; the engine's detector prefers the symbol
+//!   graph when it has one).
 //! - [`gap_key`] is a gap's normalised key for de-duplication and the session's not-found
 //!   set; [`resolve_chunk_ids`] maps a reply's chunk references onto the prompt's chunks.
 
 mod chunks;
 mod classify;
+mod code;
 mod key;
 mod parse;
 mod prompt;
@@ -31,6 +35,7 @@ mod text;
 
 pub use chunks::resolve_chunk_ids;
 pub use classify::{classify_gap, GapQuery, SymbolKind};
+pub use code::{code_gaps, is_builtin, MAX_CODE_GAPS};
 pub use key::gap_key;
 pub use parse::{
     parse_answer_and_gaps, Format, ParsedReply, MAX_CHUNK_IDS, MAX_CHUNK_ID_BYTES, MAX_GAPS,

@@ -124,6 +124,7 @@ fn signature_end(node: Node, body_fields: &[&str]) -> usize {
 }
 
 /// What `node` defines, if it is a definition of `language`.
+// long: declarative table
 pub(crate) fn shape<'t>(language: Language, node: Node<'t>, source: &str) -> Option<DefShape<'t>> {
     let def = |kind, name: Option<String>, body: Option<Node<'t>>| {
         name.map(|name| DefShape {

@@ -209,6 +209,14 @@ pub fn analyze(text: &str) -> Vec<String> {
     tokens(text).filter_map(|t| term(t.text)).collect()
 }
 
+/// A token count for text no tokenizer counts: whitespace-separated words times 1.3, rounded
+/// down (integer arithmetic, so every caller gets the same count). The engine packs its token
+/// budget with it when the embedder cannot count, the heuristic evaluator weighs length
+/// adequacy with it, and the gap detector reports its model calls' tokens with it.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.split_whitespace().count().saturating_mul(13) / 10
+}
+
 /// Words where Snowball English changes more than a suffix (its exceptions, `y` handling,
 /// the `e` it adds back), with apostrophes, hyphens, digits and non-ASCII letters: for tests
 /// of what relies on [`stem`]'s properties. They hold for these (tested here) and for the
@@ -396,6 +404,30 @@ mod tests {
                 let folded = fold(&token.text.to_lowercase()).to_lowercase();
                 prop_assert!(!is_stop_word(&folded), "{folded} was kept");
             }
+        }
+    }
+
+    #[test]
+    fn token_estimate_is_words_times_1_3_rounded_down() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("   "), 0);
+        assert_eq!(estimate_tokens("one two three"), 3);
+        assert_eq!(
+            estimate_tokens("one two three four five six seven eight nine ten"),
+            13
+        );
+    }
+
+    proptest! {
+        // The integer count equals `floor(words * 1.3)` in f64, the seed's formula, which
+        // the heuristic evaluator's length adequacy follows.
+        #[test]
+        fn token_estimate_equals_the_float_formula(words in 0usize..20_000) {
+            let text = "w ".repeat(words);
+            prop_assert_eq!(
+                estimate_tokens(&text) as f64,
+                (words as f64 * 1.3).floor()
+            );
         }
     }
 }

@@ -36,9 +36,10 @@ impl LlmGapDetector {
     }
 }
 
-/// A token estimate for text the embedder's tokenizer never sees (about 4 bytes a token).
+/// The token estimate of a model call's text, which the embedder's tokenizer never sees
+/// (crag's one estimate, [`crag_expansion::estimate_tokens`]).
 fn estimate_tokens(text: &str) -> u32 {
-    u32::try_from(text.len().div_ceil(4)).unwrap_or(u32::MAX)
+    u32::try_from(crag_expansion::estimate_tokens(text)).unwrap_or(u32::MAX)
 }
 
 #[async_trait]

@@ -10,9 +10,11 @@
 
 mod ask;
 pub mod citations;
-pub mod code_gaps;
+mod code_gaps;
 mod config;
 mod llm;
+mod pass;
+mod plan;
 mod sources;
 mod symbol_gaps;
 mod targeted;

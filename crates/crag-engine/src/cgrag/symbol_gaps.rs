@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use crag_core::{ChunkId, ReferenceKind};
 use crag_ports::{ContextItem, PortResult, SymbolIndex, SymbolLookup};
 
-use super::code_gaps::is_builtin;
+use crag_gaps::is_builtin;
 
 /// Definitions of a name looked at to choose the one meant.
 const CANDIDATES: usize = 50;

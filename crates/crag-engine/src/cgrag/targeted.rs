@@ -97,6 +97,89 @@ async fn definitions(
     Ok(hits)
 }
 
+/// What the lookup of a symbol gap found.
+enum SymbolHits {
+    /// Its definitions, from the symbol index (code metadata already on them).
+    Defined(Vec<ScoredChunk>),
+    /// Keyword hits holding the name (definitions first), and how they were looked up.
+    Mentioned(&'static str, Vec<ScoredChunk>),
+}
+
+/// Retrieves a symbol gap (a name, a name in a file, a qualified name): its definitions from
+/// the symbol index, else the keyword hits that hold the name, definitions first, then chunks
+/// in the named file or next to the qualifier, then plain mentions; at most `top_k`, none in
+/// `known`.
+async fn retrieve_symbol(
+    engine: &Engine,
+    query: GapQuery,
+    known: &HashSet<String>,
+    top_k: usize,
+) -> Result<SymbolHits> {
+    let fresh = |h: &ScoredChunk| !known.contains(h.chunk.id.as_str());
+    let (name, path, context): (String, Option<String>, Vec<String>) = match query {
+        GapQuery::Symbol { name, .. } => (name, None, Vec::new()),
+        GapQuery::SymbolInPath { symbol, path } => {
+            let last = symbol.rsplit("::").next().unwrap_or(&symbol).to_owned();
+            (last, Some(path), Vec::new())
+        }
+        GapQuery::Qualified { mut path } => {
+            let name = path.pop().unwrap_or_default();
+            (name, None, path)
+        }
+        _ => unreachable!("retrieve_gap passes symbol gaps only"),
+    };
+    let lookup = match (&path, context.is_empty()) {
+        (Some(path), _) => SymbolLookup::NameInPath {
+            name: name.clone(),
+            path: path.trim_start_matches("./").to_owned(),
+        },
+        (None, true) => SymbolLookup::Name(name.clone()),
+        (None, false) => SymbolLookup::Qualified(format!("{}::{name}", context.join("::"))),
+    };
+    let defined = definitions(engine, &lookup, known, top_k).await?;
+    if !defined.is_empty() {
+        return Ok(SymbolHits::Defined(defined));
+    }
+    let Ok(q) = Query::new(&name) else {
+        return Ok(SymbolHits::Mentioned("symbol", Vec::new()));
+    };
+    let hits = engine
+        .retrieve_keyword(&q, TopK::new(LOOKUP_DEPTH)?)
+        .await?;
+    let mut kept: Vec<(u8, ScoredChunk)> = hits
+        .into_iter()
+        .filter(|h| fresh(h) && holds_identifier(&h.chunk.text, &name))
+        .map(|h| {
+            // Definitions first, then chunks in the named file or next to the
+            // qualifier, then plain mentions.
+            let mut rank = 3u8;
+            if defines(&h.chunk.text, &name) {
+                rank -= 2;
+            }
+            let near = path.as_deref().is_some_and(|p| source_matches(&h.chunk, p))
+                || context.iter().any(|c| {
+                    h.chunk.text.contains(c.as_str()) || h.chunk.source.contains(c.as_str())
+                });
+            if near {
+                rank -= 1;
+            }
+            (rank, h)
+        })
+        .collect();
+    kept.sort_by_key(|(rank, _)| *rank);
+    let lookup = if path.is_some() {
+        "symbol_in_path"
+    } else if context.is_empty() {
+        "symbol"
+    } else {
+        "qualified"
+    };
+    Ok(SymbolHits::Mentioned(
+        lookup,
+        kept.into_iter().map(|(_, h)| h).take(top_k).collect(),
+    ))
+}
+
 /// Retrieves `gap`: how it was looked up, and the new artifacts (not in `known`), best first,
 /// at most `top_k`.
 pub(crate) async fn retrieve_gap(
@@ -152,71 +235,15 @@ pub(crate) async fn retrieve_gap(
         query @ (GapQuery::Symbol { .. }
         | GapQuery::SymbolInPath { .. }
         | GapQuery::Qualified { .. }) => {
-            let (name, path, context): (String, Option<String>, Vec<String>) = match query {
-                GapQuery::Symbol { name, .. } => (name, None, Vec::new()),
-                GapQuery::SymbolInPath { symbol, path } => {
-                    let last = symbol.rsplit("::").next().unwrap_or(&symbol).to_owned();
-                    (last, Some(path), Vec::new())
+            match retrieve_symbol(engine, query, known, top_k).await? {
+                SymbolHits::Defined(defined) => {
+                    return Ok((
+                        "symbol_index",
+                        defined.into_iter().map(|h| artifact(h, engine)).collect(),
+                    ))
                 }
-                GapQuery::Qualified { mut path } => {
-                    let name = path.pop().unwrap_or_default();
-                    (name, None, path)
-                }
-                _ => unreachable!("matched above"),
-            };
-            let lookup = match (&path, context.is_empty()) {
-                (Some(path), _) => SymbolLookup::NameInPath {
-                    name: name.clone(),
-                    path: path.trim_start_matches("./").to_owned(),
-                },
-                (None, true) => SymbolLookup::Name(name.clone()),
-                (None, false) => SymbolLookup::Qualified(format!("{}::{name}", context.join("::"))),
-            };
-            let defined = definitions(engine, &lookup, known, top_k).await?;
-            if !defined.is_empty() {
-                return Ok((
-                    "symbol_index",
-                    defined.into_iter().map(|h| artifact(h, engine)).collect(),
-                ));
+                SymbolHits::Mentioned(lookup, hits) => (lookup, hits),
             }
-            let Ok(q) = Query::new(&name) else {
-                return Ok(("symbol", Vec::new()));
-            };
-            let hits = engine
-                .retrieve_keyword(&q, TopK::new(LOOKUP_DEPTH)?)
-                .await?;
-            let mut kept: Vec<(u8, ScoredChunk)> = hits
-                .into_iter()
-                .filter(|h| fresh(h) && holds_identifier(&h.chunk.text, &name))
-                .map(|h| {
-                    // Definitions first, then chunks in the named file or next to the
-                    // qualifier, then plain mentions.
-                    let mut rank = 3u8;
-                    if defines(&h.chunk.text, &name) {
-                        rank -= 2;
-                    }
-                    let near = path.as_deref().is_some_and(|p| source_matches(&h.chunk, p))
-                        || context.iter().any(|c| {
-                            h.chunk.text.contains(c.as_str()) || h.chunk.source.contains(c.as_str())
-                        });
-                    if near {
-                        rank -= 1;
-                    }
-                    (rank, h)
-                })
-                .collect();
-            kept.sort_by_key(|(rank, _)| *rank);
-            let lookup = if path.is_some() {
-                "symbol_in_path"
-            } else if context.is_empty() {
-                "symbol"
-            } else {
-                "qualified"
-            };
-            (
-                lookup,
-                kept.into_iter().map(|(_, h)| h).take(top_k).collect(),
-            )
         }
     };
     let mut hits = hits;

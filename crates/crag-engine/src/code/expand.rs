@@ -1,34 +1,15 @@
-//! Code metadata on retrieved chunks, and the expansion of code results with the definitions
-//! they use (the symbol graph's `Uses` edges).
+//! The expansion of code results with the definitions they use (the symbol graph's `Uses`
+//! edges).
 
 use std::collections::HashSet;
 
-use crag_core::{Chunk, ChunkId, ChunkKind};
+use crag_core::ChunkId;
 use crag_ports::{Relation, SymbolIndex};
 
+use super::hydrate::hydrate;
 use crate::crag::{Artifact, ArtifactOrigin};
 use crate::engine::Engine;
 use crate::error::Result;
-
-/// Puts the symbol index's code metadata on the code chunks among `chunks` that lack it.
-pub(crate) async fn hydrate<'a>(
-    symbols: &dyn SymbolIndex,
-    chunks: impl IntoIterator<Item = &'a mut Chunk>,
-) -> Result<()> {
-    let mut wanting: Vec<&'a mut Chunk> = chunks
-        .into_iter()
-        .filter(|c| c.kind == ChunkKind::Code && c.code.is_none())
-        .collect();
-    if wanting.is_empty() {
-        return Ok(());
-    }
-    let ids: Vec<ChunkId> = wanting.iter().map(|c| c.id.clone()).collect();
-    let mut meta = symbols.chunk_meta(&ids).await?;
-    for chunk in &mut wanting {
-        chunk.code = meta.remove(&chunk.id);
-    }
-    Ok(())
-}
 
 /// Adds to `artifacts` the chunks defining what its code results use, within `depth` hops of
 /// the symbol graph and at most `budget` chunks, each after the results already there (origin

@@ -9,7 +9,7 @@ use crag_routing::RoutingDecision;
 use serde::Serialize;
 
 use super::rerank::RerankOutcome;
-use crate::engine::RetrievalTimings;
+use crate::retrieval::RetrievalTimings;
 
 /// Where an artifact comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -8,10 +8,10 @@ use crag_expansion::{QueryExpander, SynonymTable};
 use crag_ports::{LanguageModel, RelevanceEvaluator, Reranker, WebSearch};
 use crag_routing::{QueryRouter, Route, RoutingDecision};
 
-use super::config::{CragConfig, FailMode};
+use super::config::CragConfig;
 use super::eval_cache::EvaluationCache;
 use super::evaluators::HeuristicRelevance;
-use super::guard::{guarded, Guarded};
+use super::guard::{guarded, FailMode, Guarded};
 use super::metrics::CragMetrics;
 use super::rerank::RerankCache;
 use crate::error::Result;

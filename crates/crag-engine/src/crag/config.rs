@@ -5,19 +5,9 @@ use crag_routing::RouterConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use super::guard::FailMode;
 use super::rerank::RerankConfig;
 use crate::error::{EngineError, Result};
-
-/// What to do when an external service (evaluator, web search) fails.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FailMode {
-    /// Keep what we have, record the failure in the result's warnings.
-    #[default]
-    Open,
-    /// Fail the query with the service's error.
-    Closed,
-}
 
 /// How an ambiguous query is expanded before it is retrieved again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 
 use crag_core::{EvalDocument, Evaluation, Query};
 
-use super::config::FailMode;
-use super::guard::Guarded;
+use super::guard::{FailMode, Guarded};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 

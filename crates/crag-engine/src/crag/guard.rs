@@ -4,9 +4,21 @@ use std::future::Future;
 use std::time::Duration;
 
 use crag_ports::{ErrorKind, PortError, PortResult};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::config::FailMode;
 use crate::error::Result;
+
+/// What to do when an external service (evaluator, web search) fails.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailMode {
+    /// Keep what we have, record the failure in the result's warnings.
+    #[default]
+    Open,
+    /// Fail the query with the service's error.
+    Closed,
+}
 
 /// What a guarded call gave.
 #[derive(Debug)]

@@ -29,9 +29,10 @@ pub use artifact::{
 pub use components::CragComponents;
 pub(crate) use components::CragRuntime;
 pub(crate) use config::millis;
-pub use config::{CragConfig, ExpansionStrategy, FailMode};
+pub use config::{CragConfig, ExpansionStrategy};
 pub use evaluate::{EvaluationReport, JudgedDocument, MAX_EVALUATED_DOCUMENTS};
 pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
+pub use guard::FailMode;
 pub use metrics::CragMetrics;
 pub use rerank::{RerankConfig, RerankOutcome};
 pub use selfcal::pseudo_query;

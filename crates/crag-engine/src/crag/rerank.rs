@@ -10,7 +10,7 @@ use crag_ports::{RerankScore, Reranker};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::config::FailMode;
+use super::guard::FailMode;
 use crate::error::{EngineError, Result};
 
 /// Tunables of the rerank stage (seed 003 defaults).

@@ -2,7 +2,7 @@
 //! reading of the chunks only the vector leg found.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crag_core::{Chunk, ChunkFilter, ChunkId, FusedHit, ScoredChunk, ScoredId, TopK};
 use crag_ports::PortResult;
@@ -37,56 +37,8 @@ impl Engine {
         if !filter.is_empty() {
             depth = depth.saturating_mul(FILTER_OVERFETCH);
         }
-        let keyword_leg = async {
-            let t = Instant::now();
-            let keywords = self.keywords.as_ref();
-            let hits = match (keyword_input, self.config.scope) {
-                (KeywordInput::Text(text), RetrievalScope::Documents) => {
-                    keywords.search_documents(text, depth).await
-                }
-                (KeywordInput::Text(text), RetrievalScope::Chunks) => {
-                    keywords.search(text, depth).await
-                }
-                (KeywordInput::Terms(terms), RetrievalScope::Documents) => {
-                    keywords.search_terms_documents(terms, depth).await
-                }
-                (KeywordInput::Terms(terms), RetrievalScope::Chunks) => {
-                    keywords.search_terms(terms, depth).await
-                }
-            };
-            (hits, t.elapsed())
-        };
-        let vector_leg = async {
-            let t = Instant::now();
-            let embedded = match vector_input {
-                VectorInput::Text(text) => {
-                    self.query_vectors.embed(self.embedder.as_ref(), text).await
-                }
-                VectorInput::Vector(v) => Ok(Some(v.to_vec())),
-            };
-            let embed_time = t.elapsed();
-            let t = Instant::now();
-            let (hits, used): (PortResult<VectorHits>, _) = match embedded {
-                Ok(Some(vector)) => {
-                    let hits = if filter.is_empty() {
-                        self.vectors
-                            .nearest_ids(&vector, depth)
-                            .await
-                            .map(VectorHits::Ids)
-                    } else {
-                        // A filter reads the chunks before fusion: ids from the vector index,
-                        // the chunks from the catalogue (orphans left out).
-                        self.nearest_catalogued(&vector, depth)
-                            .await
-                            .map(VectorHits::Chunks)
-                    };
-                    (hits, Some(vector))
-                }
-                Ok(None) => (Ok(VectorHits::Ids(Vec::new())), None),
-                Err(e) => (Err(e), None),
-            };
-            (hits, used, embed_time, t.elapsed())
-        };
+        let keyword_leg = self.keyword_leg(keyword_input, depth);
+        let vector_leg = self.vector_leg(vector_input, depth, filter);
         let ((keyword, keyword_time), (vector, query_vector, embed_time, vector_time)) =
             tokio::join!(keyword_leg, vector_leg);
         let mut warnings = Vec::new();
@@ -152,6 +104,70 @@ impl Engine {
             vector_floor,
             query_vector,
         })
+    }
+
+    /// The keyword leg: BM25 over chunks or documents, of text or weighted terms, at most
+    /// `depth` hits, and how long it took.
+    async fn keyword_leg(
+        &self,
+        input: KeywordInput<'_>,
+        depth: usize,
+    ) -> (PortResult<Vec<ScoredChunk>>, Duration) {
+        let t = Instant::now();
+        let keywords = self.keywords.as_ref();
+        let hits = match (input, self.config.scope) {
+            (KeywordInput::Text(text), RetrievalScope::Documents) => {
+                keywords.search_documents(text, depth).await
+            }
+            (KeywordInput::Text(text), RetrievalScope::Chunks) => {
+                keywords.search(text, depth).await
+            }
+            (KeywordInput::Terms(terms), RetrievalScope::Documents) => {
+                keywords.search_terms_documents(terms, depth).await
+            }
+            (KeywordInput::Terms(terms), RetrievalScope::Chunks) => {
+                keywords.search_terms(terms, depth).await
+            }
+        };
+        (hits, t.elapsed())
+    }
+
+    /// The vector leg: the query embedded (or the vector given), its nearest `depth` chunks (as
+    /// ids, or as catalogued chunks when a filter reads them before fusion), the vector used,
+    /// and the embedding and search times.
+    async fn vector_leg(
+        &self,
+        input: VectorInput<'_>,
+        depth: usize,
+        filter: &ChunkFilter,
+    ) -> (PortResult<VectorHits>, Option<Vec<f32>>, Duration, Duration) {
+        let t = Instant::now();
+        let embedded = match input {
+            VectorInput::Text(text) => self.query_vectors.embed(self.embedder.as_ref(), text).await,
+            VectorInput::Vector(v) => Ok(Some(v.to_vec())),
+        };
+        let embed_time = t.elapsed();
+        let t = Instant::now();
+        let (hits, used): (PortResult<VectorHits>, _) = match embedded {
+            Ok(Some(vector)) => {
+                let hits = if filter.is_empty() {
+                    self.vectors
+                        .nearest_ids(&vector, depth)
+                        .await
+                        .map(VectorHits::Ids)
+                } else {
+                    // A filter reads the chunks before fusion: ids from the vector index,
+                    // the chunks from the catalogue (orphans left out).
+                    self.nearest_catalogued(&vector, depth)
+                        .await
+                        .map(VectorHits::Chunks)
+                };
+                (hits, Some(vector))
+            }
+            Ok(None) => (Ok(VectorHits::Ids(Vec::new())), None),
+            Err(e) => (Err(e), None),
+        };
+        (hits, used, embed_time, t.elapsed())
     }
 
     /// The `k` catalogued chunks nearest to `vector`, best first: ids and scores from the
