@@ -409,10 +409,15 @@ async fn incorrect_without_web_search_returns_the_original_results() {
 
 #[tokio::test]
 async fn incorrect_fuses_a_rewrite_that_judges_better_with_the_original() {
+    // The scripted judge scores each call higher, even of a list it has judged: no
+    // evaluation cache, which would give the same list the same judgement.
     let e = with(
         rising(Verdict::Incorrect, vec![0.05; 4]),
         None,
-        CragConfig::default(),
+        CragConfig {
+            evaluation_cache_capacity: 0,
+            ..CragConfig::default()
+        },
     )
     .await;
     let q = "What do we know about Rust ownership and vitamin D?";
