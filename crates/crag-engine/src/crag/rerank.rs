@@ -142,16 +142,23 @@ impl RerankCache {
             .map(str::to_lowercase)
             .collect::<Vec<_>>()
             .join(" ");
-        let mut ids: Vec<&str> = hits.iter().map(|h| h.chunk.id.as_str()).collect();
-        ids.sort_unstable();
+        // Each candidate by id and text: a re-ingested chunk with new text is a new key, so
+        // its stale scores are never served.
+        let mut candidates: Vec<(&str, &str)> = hits
+            .iter()
+            .map(|h| (h.chunk.id.as_str(), h.chunk.text.as_str()))
+            .collect();
+        candidates.sort_unstable();
         let mut h = blake3::Hasher::new();
         for part in [model, &normalized] {
             h.update(part.as_bytes());
             h.update(&[0]);
         }
-        for id in ids {
-            h.update(id.as_bytes());
-            h.update(&[0]);
+        for (id, text) in candidates {
+            for part in [id, text] {
+                h.update(&(part.len() as u64).to_le_bytes());
+                h.update(part.as_bytes());
+            }
         }
         *h.finalize().as_bytes()
     }
@@ -261,6 +268,39 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("threshold"));
+    }
+
+    #[test]
+    fn a_re_ingested_candidate_is_a_new_cache_key() {
+        let hit = |text: &str| {
+            let document = crag_core::DocumentId::new("d").unwrap();
+            let span = crag_core::Span::new(0, 4, 1, 1).unwrap();
+            let chunk = crag_core::Chunk::new(
+                crag_core::ChunkId::for_document(&document, 0),
+                document,
+                "d",
+                "",
+                text,
+                span,
+                crag_core::ChunkKind::Prose,
+                "h",
+            )
+            .unwrap();
+            FusedHit {
+                chunk,
+                fused_score: 1.0,
+                normalized_score: 1.0,
+                keyword: None,
+                vector: None,
+            }
+        };
+        let key = |text: &str| RerankCache::key("rust ownership", &[hit(text)], "m");
+        assert_eq!(key("old text"), key("old text"));
+        assert_ne!(key("old text"), key("new text"));
+        assert_ne!(
+            RerankCache::key("Rust  Ownership", &[hit("old text")], "other model"),
+            key("old text")
+        );
     }
 
     #[test]
