@@ -89,6 +89,21 @@ impl std::ops::Deref for Limits {
 }
 
 impl Limits {
+    /// Checks a document's text: not blank, at most `max_document_bytes` bytes.
+    pub fn document_text(&self, text: &str) -> Result<(), Invalid> {
+        if text.trim().is_empty() {
+            return invalid("text must not be empty or whitespace");
+        }
+        if text.len() > self.max_document_bytes {
+            return invalid(format!(
+                "text is {} bytes long; the limit is {}",
+                text.len(),
+                self.max_document_bytes
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks a query's text: not blank, at most `max_query_chars` characters.
     pub fn query(&self, raw: &str) -> Result<Query, Invalid> {
         if raw.trim().is_empty() {
@@ -227,16 +242,7 @@ impl Limits {
     /// Checks a document and builds it.
     pub fn document(&self, p: &DocumentParams) -> Result<Document, Invalid> {
         let id = self.document_id(&p.id)?;
-        if p.text.trim().is_empty() {
-            return invalid("text must not be empty or whitespace");
-        }
-        if p.text.len() > self.max_document_bytes {
-            return invalid(format!(
-                "text is {} bytes long; the limit is {}",
-                p.text.len(),
-                self.max_document_bytes
-            ));
-        }
+        self.document_text(&p.text)?;
         let title = p.title.clone().unwrap_or_default();
         if title.len() > MAX_TITLE_BYTES {
             return invalid(format!("title is longer than {MAX_TITLE_BYTES} bytes"));

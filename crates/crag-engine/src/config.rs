@@ -74,18 +74,11 @@ impl Default for EngineConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
-
-    fn chunk(document: &str, ordinal: usize) -> Chunk {
-        let document = DocumentId::new(document).unwrap();
-        let id = ChunkId::for_document(&document, ordinal);
-        let span = Span::new(0, 4, 1, 1).unwrap();
-        Chunk::new(id, document, "s", "", "text", span, ChunkKind::Prose, "h").unwrap()
-    }
+    use crag_ports::testsuite::chunk;
 
     #[test]
     fn a_result_is_its_document_under_documents_scope_and_itself_under_chunks() {
-        let (first, second) = (chunk("paper", 0), chunk("paper", 3));
+        let (first, second) = (chunk("paper", 0, "", "a"), chunk("paper", 3, "", "b"));
         let documents = RetrievalScope::Documents;
         assert_eq!(documents.result_key(&first), "paper");
         assert_eq!(documents.result_key(&first), documents.result_key(&second));

@@ -1,6 +1,6 @@
 //! The evaluation service's use case: judge documents a caller retrieved elsewhere.
 
-use crag_engine::{EvaluationReport, JudgedDocument, MAX_EVALUATED_DOCUMENTS};
+use crag_engine::{EvaluationReport, JudgedDocument};
 
 use super::Api;
 use crate::error::AppError;
@@ -29,7 +29,8 @@ pub struct EvaluateParams {
 }
 
 impl Api {
-    /// Validates and judges the documents with the configured evaluator.
+    /// Validates and judges the documents with the configured evaluator (the engine bounds
+    /// how many it judges at once).
     pub async fn evaluate(&self, params: &EvaluateParams) -> Result<EvaluationReport, AppError> {
         let limits = self.limits();
         let query = limits.query(&params.query)?;
@@ -55,27 +56,12 @@ fn judged_documents(limits: &Limits, p: &EvaluateParams) -> Result<Vec<JudgedDoc
         }
         (None, false) => p.documents.clone(),
     };
-    if documents.len() > MAX_EVALUATED_DOCUMENTS {
-        return Err(Invalid(format!(
-            "at most {MAX_EVALUATED_DOCUMENTS} documents are judged at once, got {}",
-            documents.len()
-        )));
-    }
     documents
         .into_iter()
         .enumerate()
         .map(|(i, d)| {
             let at = |message: String| Invalid(format!("documents[{i}]: {message}"));
-            if d.text.trim().is_empty() {
-                return Err(at("text must not be empty or whitespace".into()));
-            }
-            if d.text.len() > limits.max_document_bytes {
-                return Err(at(format!(
-                    "text is {} bytes long; the limit is {}",
-                    d.text.len(),
-                    limits.max_document_bytes
-                )));
-            }
+            limits.document_text(&d.text).map_err(|e| at(e.0))?;
             let id = d.id.unwrap_or_else(|| i.to_string());
             let source = d.source.unwrap_or_else(|| id.clone());
             for (name, value) in [("id", &id), ("source", &source)] {
@@ -148,7 +134,7 @@ mod tests {
     }
 
     #[test]
-    fn nothing_blank_too_many_or_too_long_is_judged() {
+    fn nothing_blank_or_too_long_is_judged() {
         let none = EvaluateParams::default();
         assert!(judged_documents(&limits(), &none)
             .unwrap_err()
@@ -160,14 +146,6 @@ mod tests {
         };
         let e = judged_documents(&limits(), &blank).unwrap_err().0;
         assert!(e.starts_with("documents[1]: text must not be empty"), "{e}");
-        let many = EvaluateParams {
-            documents: vec![doc("x"); MAX_EVALUATED_DOCUMENTS + 1],
-            ..EvaluateParams::default()
-        };
-        assert!(judged_documents(&limits(), &many)
-            .unwrap_err()
-            .0
-            .contains("at most"));
         let long = EvaluateParams {
             documents: vec![doc(&"x".repeat(limits().max_document_bytes + 1))],
             ..EvaluateParams::default()

@@ -79,8 +79,9 @@ impl CragRuntime {
     }
 
     /// Judges `documents` with the evaluator, bounded by `crag.evaluator_timeout`, failing
-    /// as `fail_mode` says; a judgement of the same documents within the cache's time to
-    /// live is returned from the evaluation cache instead.
+    /// as `fail_mode` says (a failure is counted in `crag_evaluator_failures_total` and
+    /// logged either way); a judgement of the same documents within the cache's time to live
+    /// is returned from the evaluation cache instead.
     pub(crate) async fn judge(
         &self,
         query: &Query,
@@ -88,27 +89,38 @@ impl CragRuntime {
         fail_mode: FailMode,
     ) -> Result<Guarded<Evaluation>> {
         let evaluator = &self.parts.evaluator;
-        let cached = self.evaluation_cache.as_ref().map(|cache| {
-            let key = EvaluationCache::key(evaluator.name(), query, documents);
-            (cache, key, cache.get(&key))
-        });
-        if let Some((_, _, hit)) = &cached {
+        let name = evaluator.name();
+        let cache = (self.evaluation_cache.as_ref())
+            .map(|cache| (cache, EvaluationCache::key(name, query, documents)));
+        if let Some((cache, key)) = &cache {
+            let hit = cache.get(key);
             self.metrics().evaluation_cache(hit.is_some());
-        }
-        if let Some((_, _, Some(evaluation))) = cached {
-            return Ok(Guarded::Done(evaluation));
+            if let Some(evaluation) = hit {
+                return Ok(Guarded::Done(evaluation));
+            }
         }
         let judged = guarded(
-            &format!("evaluator `{}`", evaluator.name()),
+            &format!("evaluator `{name}`"),
             self.config().evaluator_timeout,
             fail_mode,
             evaluator.evaluate(query, documents),
         )
-        .await?;
-        if let (Guarded::Done(evaluation), Some((cache, key, None))) = (&judged, cached) {
-            cache.insert(key, evaluation.clone());
+        .await;
+        let failure = match &judged {
+            Ok(Guarded::Done(evaluation)) => {
+                if let Some((cache, key)) = cache {
+                    cache.insert(key, evaluation.clone());
+                }
+                None
+            }
+            Ok(Guarded::FailedOpen(e)) => Some(e.to_string()),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(failure) = failure {
+            self.metrics().evaluator_failure(name);
+            tracing::warn!(evaluator = name, error = %failure, "relevance evaluation failed");
         }
-        Ok(judged)
+        judged
     }
 
     pub(crate) fn metrics(&self) -> &CragMetrics {

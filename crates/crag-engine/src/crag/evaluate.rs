@@ -72,14 +72,10 @@ impl Engine {
         let rt = self.crag_runtime();
         let name = rt.parts.evaluator.name();
         let outcome = rt.judge(query, &judged, FailMode::Closed).await;
-        let evaluation = match outcome {
-            Ok(Guarded::Done(evaluation)) => evaluation,
-            Ok(Guarded::FailedOpen(e)) => return Err(e.into()),
-            Err(e) => {
-                rt.metrics().evaluator_failure(name);
-                tracing::warn!(evaluator = name, error = %e, "evaluation service: evaluator failed");
-                return Err(e);
-            }
+        let evaluation = match outcome? {
+            Guarded::Done(evaluation) => evaluation,
+            // Fail-closed: a failure came back as the error above.
+            Guarded::FailedOpen(e) => return Err(e.into()),
         };
         Ok(EvaluationReport {
             evaluator: name.to_owned(),

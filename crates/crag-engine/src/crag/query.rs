@@ -244,14 +244,14 @@ fn record(rt: &CragRuntime, outcome: &QueryOutcome) {
 mod tests {
     use super::*;
     use crate::crag::artifact::ArtifactOrigin;
-    use crag_core::{ChunkId, ChunkKind, DocumentId, Span};
+    use crag_ports::testsuite::chunk;
 
     fn artifact(document: &str, ordinal: usize) -> Artifact {
-        let document = DocumentId::new(document).unwrap();
-        let id = ChunkId::for_document(&document, ordinal);
-        let span = Span::new(0, 4, 1, 1).unwrap();
-        let chunk = Chunk::new(id, document, "s", "", "text", span, ChunkKind::Prose, "h").unwrap();
-        Artifact::unscored(chunk, ArtifactOrigin::Index, 0)
+        Artifact::unscored(
+            chunk(document, ordinal, "", "text"),
+            ArtifactOrigin::Index,
+            0,
+        )
     }
 
     fn ids(list: &[Artifact]) -> Vec<&str> {

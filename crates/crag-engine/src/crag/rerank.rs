@@ -272,27 +272,12 @@ mod tests {
 
     #[test]
     fn a_re_ingested_candidate_is_a_new_cache_key() {
-        let hit = |text: &str| {
-            let document = crag_core::DocumentId::new("d").unwrap();
-            let span = crag_core::Span::new(0, 4, 1, 1).unwrap();
-            let chunk = crag_core::Chunk::new(
-                crag_core::ChunkId::for_document(&document, 0),
-                document,
-                "d",
-                "",
-                text,
-                span,
-                crag_core::ChunkKind::Prose,
-                "h",
-            )
-            .unwrap();
-            FusedHit {
-                chunk,
-                fused_score: 1.0,
-                normalized_score: 1.0,
-                keyword: None,
-                vector: None,
-            }
+        let hit = |text: &str| FusedHit {
+            chunk: crag_ports::testsuite::chunk("d", 0, "", text),
+            fused_score: 1.0,
+            normalized_score: 1.0,
+            keyword: None,
+            vector: None,
         };
         let key = |text: &str| RerankCache::key("rust ownership", &[hit(text)], "m");
         assert_eq!(key("old text"), key("old text"));

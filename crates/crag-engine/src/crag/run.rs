@@ -348,24 +348,14 @@ impl<'a> Run<'a> {
                 Ok(Some(ev))
             }
             Ok(Guarded::FailedOpen(failure)) => {
-                self.evaluator_failed(&failure.to_string());
                 self.warnings.push(format!(
                     "evaluator `{}` failed: {failure}",
                     evaluator.name()
                 ));
                 Ok(None)
             }
-            Err(e) => {
-                self.evaluator_failed(&e.to_string());
-                Err(e)
-            }
+            Err(e) => Err(e),
         }
-    }
-
-    fn evaluator_failed(&self, failure: &str) {
-        let name = self.rt.parts.evaluator.name();
-        self.rt.metrics().evaluator_failure(name);
-        tracing::warn!(evaluator = name, error = %failure, "relevance evaluation failed");
     }
 
     /// Retrieves again with `query` (the judged depth and the request's filter).
