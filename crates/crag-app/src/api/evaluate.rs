@@ -156,3 +156,49 @@ mod tests {
             .contains("limit"));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn document() -> impl Strategy<Value = EvaluateDocumentParams> {
+        (
+            proptest::option::of(".{0,40}"),
+            proptest::option::of(".{0,40}"),
+            ".{0,200}",
+        )
+            .prop_map(|(id, source, text)| EvaluateDocumentParams { id, source, text })
+    }
+
+    proptest! {
+        /// Any request either is refused with a message or gives one judged document per
+        /// document sent (or one for a context), in order, each with a non-blank text within
+        /// the limits and an id and source without control characters.
+        #[test]
+        fn requests_are_refused_or_judged_whole(
+            documents in proptest::collection::vec(document(), 0..8),
+            context in proptest::option::of(".{0,200}"),
+        ) {
+            let limits = Limits::from(crag_config::LimitsSection::default());
+            let p = EvaluateParams { query: "q".into(), documents: documents.clone(), context: context.clone() };
+            match judged_documents(&limits, &p) {
+                Err(e) => prop_assert!(!e.0.is_empty()),
+                Ok(judged) => {
+                    let expected = if context.is_some() { 1 } else { documents.len() };
+                    prop_assert_eq!(judged.len(), expected);
+                    for (i, d) in judged.iter().enumerate() {
+                        prop_assert!(!d.text.trim().is_empty());
+                        prop_assert!(d.text.len() <= limits.max_document_bytes);
+                        prop_assert!(!d.id.chars().any(char::is_control));
+                        prop_assert!(!d.source.chars().any(char::is_control));
+                        if let Some(sent) = documents.get(i).filter(|_| context.is_none()) {
+                            prop_assert_eq!(&d.text, &sent.text);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
