@@ -29,6 +29,10 @@ pub struct AskArgs {
     /// The gap detector: auto (the LLM when [llm] is configured), llm or code (LLM-free).
     #[arg(long, value_parser = parse_detector)]
     detector: Option<DetectorKind>,
+    /// Keep only documents whose metadata passes this filter (JSON, as the HTTP API's
+    /// `filters.metadata`; docs/filters.md), in every retrieval of the question.
+    #[arg(long, value_parser = crate::commands::parse_json)]
+    filter: Option<serde_json::Value>,
     /// Print the answer as JSON (the shape of `POST /v1/ask`).
     #[arg(long)]
     json: bool,
@@ -58,6 +62,7 @@ pub async fn ask(ctx: &Context, args: AskArgs) -> Result<()> {
             use_crag: Some(!args.no_crag),
             use_web_search: Some(!args.no_web),
             session_id: args.session.clone(),
+            metadata: args.filter.clone(),
             ..QueryParams::default()
         },
         new_session: args.new_session,

@@ -3,7 +3,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
-use crag_core::{ChunkFilter, ChunkKind, Query, SymbolKind, TopK};
+use crag_core::{ChunkFilter, ChunkKind, MetadataFilter, Query, SymbolKind, TopK};
 use crag_engine::sources::{is_beir_corpus, read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
 use crag_engine::{ChunkingConfig, Engine, EngineConfig, IngestProgress, QueryRequest};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -132,9 +132,18 @@ pub struct QueryArgs {
     /// repeatable.
     #[arg(long = "symbol-kind")]
     symbol_kinds: Vec<String>,
+    /// Keep only documents whose metadata passes this filter, applied inside both legs'
+    /// searches: JSON such as '{"team": "billing", "year": {"$gte": 2020}}' (docs/filters.md).
+    #[arg(long, value_parser = parse_json)]
+    filter: Option<serde_json::Value>,
     /// Print the results as JSON (see docs/cli-json.md).
     #[arg(long)]
     json: bool,
+}
+
+/// Reads a flag's JSON value.
+pub(crate) fn parse_json(raw: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(raw).map_err(|e| format!("not JSON: {e}"))
 }
 
 /// The retrieval filter of `crag query`'s flags.
@@ -166,6 +175,11 @@ fn query_filter(args: &QueryArgs) -> Result<ChunkFilter> {
                     .with_context(|| format!("--symbol-kind {k}"))
             })
             .collect::<Result<_>>()?,
+        metadata: args
+            .filter
+            .as_ref()
+            .map(|f| MetadataFilter::from_json(f).context("--filter"))
+            .transpose()?,
         ..ChunkFilter::default()
     })
 }
@@ -285,7 +299,7 @@ pub struct ReconcileArgs {
 
 pub async fn reconcile(ctx: &Context, args: ReconcileArgs) -> Result<()> {
     ensure_index(ctx.data_dir())?;
-    let counted = crag_app::compose::store_token_counts(&ctx.config, ctx.data_dir()).await?;
+    let counted = crag_app::compose::upgrade_keyword_index(&ctx.config, ctx.data_dir()).await?;
     let engine = ctx.engine(ctx.config.engine_config()).await?;
     let report = engine.reconcile().await?;
     output::reconcile(&report, counted, args.json)

@@ -16,9 +16,20 @@ fn non_empty(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-pub(crate) fn query_params(m: pb::QueryRequest) -> QueryParams {
+/// A JSON field sent as text: `None` when empty, refused when it is not JSON.
+fn json_text(field: &str, raw: &str) -> Result<Option<serde_json::Value>, tonic::Status> {
+    if raw.trim().is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_str(raw)
+        .map(Some)
+        .map_err(|e| tonic::Status::invalid_argument(format!("{field} is not JSON: {e}")))
+}
+
+pub(crate) fn query_params(m: pb::QueryRequest) -> Result<QueryParams, tonic::Status> {
     let filters = m.filters.unwrap_or_default();
-    QueryParams {
+    let metadata = json_text("filters.metadataJson", &filters.metadata_json)?;
+    Ok(QueryParams {
         query: m.query,
         // proto3 has no "absent" for plain scalars; 0 means "the default" as documented.
         top_k: m.top_k.filter(|&k| k != 0),
@@ -30,18 +41,21 @@ pub(crate) fn query_params(m: pb::QueryRequest) -> QueryParams {
         kinds: filters.kinds,
         languages: filters.languages,
         symbol_kinds: filters.symbol_kinds,
+        metadata,
         session_id: non_empty(m.session_id),
-    }
+    })
 }
 
-pub(crate) fn document(d: pb::Document) -> DocumentParams {
-    DocumentParams {
+pub(crate) fn document(d: pb::Document) -> Result<DocumentParams, tonic::Status> {
+    let metadata = json_text("metadataJson", &d.metadata_json)?;
+    Ok(DocumentParams {
         id: d.id,
         text: d.text,
         title: non_empty(d.title),
         source: non_empty(d.source),
         kind: non_empty(d.kind),
-    }
+        metadata,
+    })
 }
 
 fn leg(l: Option<LegHit>) -> Option<pb::LegScore> {
@@ -92,6 +106,7 @@ fn artifact(a: &Artifact) -> pb::Artifact {
             part: m.part,
             parts: m.parts,
         }),
+        metadata_json: serde_json::Value::Object(c.metadata.clone()).to_string(),
     }
 }
 
@@ -177,9 +192,10 @@ pub(crate) fn ingest_response(outcome: crag_app::IngestOutcome) -> pb::IngestRes
     }
 }
 
-pub(crate) fn ask_params(m: pb::AskRequest) -> crag_app::AskParams {
+pub(crate) fn ask_params(m: pb::AskRequest) -> Result<crag_app::AskParams, tonic::Status> {
     let filters = m.filters.unwrap_or_default();
-    crag_app::AskParams {
+    let metadata = json_text("filters.metadataJson", &filters.metadata_json)?;
+    Ok(crag_app::AskParams {
         query: QueryParams {
             query: m.query,
             top_k: m.top_k.filter(|&k| k != 0),
@@ -191,10 +207,11 @@ pub(crate) fn ask_params(m: pb::AskRequest) -> crag_app::AskParams {
             kinds: filters.kinds,
             languages: filters.languages,
             symbol_kinds: filters.symbol_kinds,
+            metadata,
             session_id: non_empty(m.session_id),
         },
         new_session: m.new_session,
-    }
+    })
 }
 
 pub(crate) fn ask_response(o: &crag_engine::AskOutcome) -> pb::AskResponse {

@@ -137,9 +137,8 @@ impl Crag for CragService {
         &self,
         request: Request<pb::QueryRequest>,
     ) -> Result<Response<pb::QueryResponse>, Status> {
-        let message = request.into_inner();
+        let params = convert::query_params(request.into_inner())?;
         self.guarded("Query", async {
-            let params = convert::query_params(message);
             let (_, outcome) = self.api.query(&params).await?;
             Ok::<_, AppError>(convert::query_response(
                 params.session_id.unwrap_or_default(),
@@ -163,7 +162,7 @@ impl Crag for CragService {
                         self.max_ingest_batch
                     )));
                 }
-                received.push(convert::document(document));
+                received.push(convert::document(document)?);
             }
             let outcome = self.api.ingest(received).await.map_err(status)?;
             Ok(convert::ingest_response(outcome))
@@ -190,7 +189,7 @@ impl Crag for CragService {
         &self,
         request: Request<pb::AskRequest>,
     ) -> Result<Response<pb::AskResponse>, Status> {
-        let params = convert::ask_params(request.into_inner());
+        let params = convert::ask_params(request.into_inner())?;
         self.guarded("Ask", async {
             let outcome = self.api.ask(&params).await?;
             Ok::<_, AppError>(convert::ask_response(&outcome))
@@ -204,7 +203,7 @@ impl Crag for CragService {
         &self,
         request: Request<pb::AskRequest>,
     ) -> Result<Response<Self::AskStreamStream>, Status> {
-        let params = convert::ask_params(request.into_inner());
+        let params = convert::ask_params(request.into_inner())?;
         // Bad input is refused before the stream starts.
         let request = self.api.ask_request(&params).map_err(status)?;
         let api = self.api.clone();

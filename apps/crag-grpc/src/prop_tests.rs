@@ -29,14 +29,26 @@ fn filters() -> impl Strategy<Value = Option<pb::Filters>> {
         0..4,
     );
     prop::option::of(
-        (any::<String>(), words.clone(), words.clone(), words).prop_map(
-            |(source_prefix, kinds, languages, symbol_kinds)| pb::Filters {
-                source_prefix,
-                kinds,
-                languages,
-                symbol_kinds,
-            },
-        ),
+        (
+            any::<String>(),
+            words.clone(),
+            words.clone(),
+            words,
+            prop_oneof![
+                Just(String::new()),
+                Just(r#"{"team": "a", "year": {"$gte": 1}}"#.to_owned()),
+                any::<String>()
+            ],
+        )
+            .prop_map(
+                |(source_prefix, kinds, languages, symbol_kinds, metadata_json)| pb::Filters {
+                    source_prefix,
+                    kinds,
+                    languages,
+                    symbol_kinds,
+                    metadata_json,
+                },
+            ),
     )
 }
 
@@ -69,21 +81,26 @@ proptest! {
     #[test]
     fn arbitrary_bytes_decode_or_fail_cleanly(bytes in any::<Vec<u8>>()) {
         let limits = Limits(LimitsSection::default());
-        if let Ok(m) = pb::QueryRequest::decode(bytes.as_slice()) {
-            let _ = limits.query_request(&query_params(m));
+        if let Ok(Ok(p)) = pb::QueryRequest::decode(bytes.as_slice()).map(query_params) {
+            let _ = limits.query_request(&p);
         }
-        if let Ok(m) = pb::AskRequest::decode(bytes.as_slice()) {
-            let _ = limits.query_request(&ask_params(m).query);
+        if let Ok(Ok(p)) = pb::AskRequest::decode(bytes.as_slice()).map(ask_params) {
+            let _ = limits.query_request(&p.query);
         }
-        if let Ok(d) = pb::Document::decode(bytes.as_slice()) {
-            let _ = limits.document(&document(d));
+        if let Ok(Ok(p)) = pb::Document::decode(bytes.as_slice()).map(document) {
+            let _ = limits.document(&p);
         }
     }
 
     #[test]
     fn arbitrary_queries_are_valid_or_refused(m in query_request()) {
         let limits = Limits(LimitsSection::default());
-        if let Ok(request) = limits.query_request(&query_params(m)) {
+        let has_filter = m.filters.as_ref().is_some_and(|f| !f.metadata_json.trim().is_empty());
+        let Ok(params) = query_params(m) else {
+            prop_assert!(has_filter, "only a metadata filter's JSON is parsed");
+            return Ok(());
+        };
+        if let Ok(request) = limits.query_request(&params) {
             prop_assert!(!request.query.as_str().is_empty());
             prop_assert!(request.top_k.get() >= 1);
         }

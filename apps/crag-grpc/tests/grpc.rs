@@ -20,6 +20,7 @@ fn doc(id: &str, text: &str, kind: &str) -> Document {
         title: String::new(),
         source: String::new(),
         kind: kind.into(),
+        metadata_json: String::new(),
     }
 }
 
@@ -839,4 +840,79 @@ async fn deadlines_and_abandoned_streams_leave_the_indexes_consistent() {
         "{answer:?}"
     );
     s.shutdown().await;
+}
+
+#[tokio::test]
+async fn metadata_is_kept_returned_and_filtered_on_over_grpc() {
+    let s = server(|_| {}, &[]).await;
+    let mut client = s.client().await;
+    let with = |id: &str, text: &str, metadata: &str| Document {
+        metadata_json: metadata.into(),
+        ..doc(id, text, "prose")
+    };
+    client
+        .ingest(tokio_stream::iter(vec![
+            with(
+                "kb/oven.md",
+                "A hot oven bakes bread with a dark crust.",
+                r#"{"team": "billing", "year": 2021}"#,
+            ),
+            with(
+                "kb/proof.md",
+                "Bread dough proofs overnight before the oven.",
+                r#"{"team": "search", "year": 2024}"#,
+            ),
+        ]))
+        .await
+        .unwrap();
+    let filtered = |metadata_json: &str| QueryRequest {
+        use_crag: Some(false),
+        filters: Some(Filters {
+            metadata_json: metadata_json.into(),
+            ..Filters::default()
+        }),
+        ..query("bread oven")
+    };
+    let answer = client
+        .query(filtered(r#"{"team": {"$in": ["search"]}}"#))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.artifacts.len(), 1);
+    assert_eq!(answer.artifacts[0].document_id, "kb/proof.md");
+    let metadata: serde_json::Value =
+        serde_json::from_str(&answer.artifacts[0].metadata_json).unwrap();
+    assert_eq!(metadata["year"], 2024);
+    assert_eq!(metadata["kind"], "prose");
+    for (bad, expected) in [
+        ("{not json", "filters.metadataJson is not JSON"),
+        (r#"{"colour": 1}"#, "unknown metadata field `colour`"),
+        (r#"{"year": {"$gt": "soon"}}"#, "RFC 3339"),
+    ] {
+        let e = client.query(filtered(bad)).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{bad}: {e:?}");
+        assert!(e.message().contains(expected), "{bad}: {}", e.message());
+    }
+    let e = client
+        .ingest(tokio_stream::iter(vec![with("kb/bad.md", "bad", "{oops")]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(
+        e.message().contains("metadataJson is not JSON"),
+        "{}",
+        e.message()
+    );
+    let r = client
+        .ingest(tokio_stream::iter(vec![with(
+            "kb/bad.md",
+            "bad",
+            r#"{"kind": "x"}"#,
+        )]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.documents_added, 0, "{r:?}");
+    assert!(r.errors[0].message.contains("derives"), "{r:?}");
+    assert_eq!(documents(&mut client).await, 2, "nothing stored");
 }

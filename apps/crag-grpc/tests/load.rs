@@ -28,8 +28,7 @@ fn document(id: &str, title: &str, text: &str) -> Document {
         id: id.into(),
         title: title.into(),
         text: text.into(),
-        source: String::new(),
-        kind: String::new(),
+        ..Document::default()
     }
 }
 

@@ -1022,3 +1022,82 @@ fn the_document_check_catches_drift() {
         );
     }
 }
+
+#[tokio::test]
+async fn metadata_is_kept_returned_and_filtered_on_and_bad_filters_are_refused() {
+    let app = app(|_| {}, &[]).await;
+    let sent = json!({"documents": [
+        {"id": "kb/oven.md", "title": "Oven", "metadata": {"team": "billing", "year": 2021},
+         "text": "A hot oven bakes bread with a dark crust in forty minutes."},
+        {"id": "kb/proof.md", "title": "Proof", "metadata": {"team": "search", "year": 2024},
+         "text": "Bread dough proofs slowly overnight before it meets the oven."},
+        {"id": "kb/salt.md", "title": "Salt",
+         "text": "Salt tightens gluten and slows the yeast in bread dough."}
+    ]});
+    let (status, body) = send(
+        &app,
+        json_request(Method::POST, "/v1/documents", sent.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let query = |filter: Value| {
+        json_request(
+            Method::POST,
+            "/v1/query",
+            json!({"query": "bread oven", "topK": 3, "useCrag": false,
+                   "filters": {"metadata": filter}})
+            .to_string(),
+        )
+    };
+    let (status, body) = send(&app, query(json!({"year": {"$gte": 2022}}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{body}");
+    assert_eq!(results[0]["documentId"], "kb/proof.md");
+    assert_eq!(results[0]["metadata"]["team"], "search");
+    assert_eq!(
+        results[0]["metadata"]["kind"], "prose",
+        "derived fields returned"
+    );
+    let (status, body) = send(&app, query(json!({"team": "nobody"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["results"],
+        json!([]),
+        "a filter matching nothing returns nothing"
+    );
+
+    for (filter, expected) in [
+        (json!({"colour": "red"}), "unknown metadata field `colour`"),
+        (
+            json!({"year": "2021"}),
+            "holds number, compared with a string",
+        ),
+        (json!({"year": {"$like": 1}}), "unknown operator `$like`"),
+        (json!([1]), "expected a JSON object"),
+    ] {
+        let (status, body) = send(&app, query(filter.clone())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{filter}: {body}");
+        let got = body["error"]["message"].as_str().unwrap();
+        assert!(got.contains(expected), "{got}");
+    }
+    // Bad metadata at ingest: refused, nothing stored.
+    for (metadata, expected) in [
+        (json!({"source": "x"}), "derives"),
+        (json!({"a.b": 1}), "key `a.b`"),
+        (json!([1]), "must be a JSON object"),
+        (json!({"big": "x".repeat(20_000)}), "bytes of JSON"),
+    ] {
+        let body = json!({"documents": [{"id": "kb/bad.md", "text": "bad", "metadata": metadata}]});
+        let (status, answer) = send(
+            &app,
+            json_request(Method::POST, "/v1/documents", body.to_string()),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert_eq!(answer["documentsAdded"], 0, "{answer}");
+        let got = answer["errors"][0]["message"].as_str().unwrap();
+        assert!(got.contains(expected), "{got}");
+    }
+    assert_eq!(documents(&app).await, 3);
+}

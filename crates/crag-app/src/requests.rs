@@ -1,7 +1,10 @@
 //! Request checks shared by the HTTP and gRPC apps: wire values (already decoded into plain
 //! Rust values by each app) become domain requests, or an [`Invalid`] naming the field.
 
-use crag_core::{ChunkFilter, ChunkKind, Document, DocumentId, Query, SymbolKind, TopK};
+use crag_core::{
+    check_metadata, ChunkFilter, ChunkKind, Document, DocumentId, Metadata, MetadataFilter, Query,
+    SymbolKind, TopK,
+};
 use crag_engine::QueryRequest;
 
 use crag_config::LimitsSection;
@@ -49,6 +52,9 @@ pub struct QueryParams {
     pub languages: Vec<String>,
     /// Keep only code chunks defining these kinds of symbol (`function`, `method`, `struct`...).
     pub symbol_kinds: Vec<String>,
+    /// Keep only documents whose metadata passes this filter (its JSON form, see
+    /// [`crag_core::MetadataFilter`]).
+    pub metadata: Option<serde_json::Value>,
     /// Caller's session, echoed back.
     pub session_id: Option<String>,
 }
@@ -66,6 +72,8 @@ pub struct DocumentParams {
     pub source: Option<String>,
     /// `prose` (default) or `code`.
     pub kind: Option<String>,
+    /// The document's metadata: a JSON object.
+    pub metadata: Option<serde_json::Value>,
 }
 
 const MAX_SESSION_ID_BYTES: usize = 128;
@@ -195,6 +203,14 @@ impl Limits {
         if let Some(session) = &p.session_id {
             check_session_id(session)?;
         }
+        let metadata = p
+            .metadata
+            .as_ref()
+            .map(|filter| {
+                MetadataFilter::from_json(filter)
+                    .map_err(|e| Invalid(format!("filters.metadata: {e}")))
+            })
+            .transpose()?;
         let top_k = TopK::new(top_k).map_err(|e| Invalid(format!("topK: {e}")))?;
         let mut request = QueryRequest::new(query, top_k);
         request.token_budget = token_budget;
@@ -206,6 +222,7 @@ impl Limits {
             kinds,
             languages,
             symbol_kinds,
+            metadata,
             ..Default::default()
         };
         Ok(request)
@@ -264,7 +281,17 @@ impl Limits {
                 ))
             }
         };
-        Document::new(id, source, title, p.text.clone(), kind).map_err(|e| Invalid(e.to_string()))
+        let metadata = match &p.metadata {
+            None | Some(serde_json::Value::Null) => Metadata::new(),
+            Some(serde_json::Value::Object(object)) => object.clone(),
+            Some(other) => {
+                return invalid(format!("metadata must be a JSON object, got {other}"));
+            }
+        };
+        check_metadata(&metadata, self.max_metadata_bytes).map_err(|e| Invalid(e.to_string()))?;
+        Document::new(id, source, title, p.text.clone(), kind)
+            .map(|d| d.with_metadata(metadata))
+            .map_err(|e| Invalid(e.to_string()))
     }
 
     /// Checks the number of documents of one ingest request.

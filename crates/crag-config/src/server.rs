@@ -133,6 +133,8 @@ pub struct LimitsSection {
     pub max_document_bytes: usize,
     /// Longest document id (also bounds `source` and `sourcePrefix`).
     pub max_document_id_bytes: usize,
+    /// Largest document metadata object, as JSON (refused at ingest, nothing stored).
+    pub max_metadata_bytes: usize,
 }
 
 impl Default for LimitsSection {
@@ -145,6 +147,7 @@ impl Default for LimitsSection {
             max_ingest_batch: 256,
             max_document_bytes: 1024 * 1024,
             max_document_id_bytes: 512,
+            max_metadata_bytes: 16 * 1024,
         }
     }
 }
@@ -159,6 +162,7 @@ impl LimitsSection {
             ("max_ingest_batch", self.max_ingest_batch),
             ("max_document_bytes", self.max_document_bytes),
             ("max_document_id_bytes", self.max_document_id_bytes),
+            ("max_metadata_bytes", self.max_metadata_bytes),
         ] {
             if value == 0 {
                 bail!("limits.{key} must be positive");

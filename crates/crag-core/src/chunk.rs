@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
 use crate::ids::{ChunkId, DocumentId};
+use crate::metadata::Metadata;
 
 /// What a chunk holds, which decides how it is chunked and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -98,6 +99,10 @@ pub struct Document {
     pub text: String,
     /// Prose, code or web.
     pub kind: ChunkKind,
+    /// The document's metadata: its own fields and those crag derives
+    /// ([`crate::DERIVED_FIELDS`]); every chunk of the document carries it.
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub metadata: Metadata,
 }
 
 impl Document {
@@ -119,10 +124,19 @@ impl Document {
             title: title.into(),
             text,
             kind,
+            metadata: Metadata::new(),
         })
     }
 
-    /// Returns the BLAKE3 hash of everything that affects indexing (title, kind, text).
+    /// Returns the document with `metadata` merged into its metadata (keys given replace).
+    pub fn with_metadata(mut self, metadata: Metadata) -> Self {
+        self.metadata.extend(metadata);
+        self
+    }
+
+    /// Returns the BLAKE3 hash of everything that affects indexing (title, kind, text, and the
+    /// document's own metadata, in a canonical form; the derived fields are left out, so a
+    /// file touched but unchanged is not ingested again).
     pub fn content_hash(&self) -> String {
         let mut hasher = blake3::Hasher::new();
         hasher.update(self.kind.as_str().as_bytes());
@@ -130,6 +144,11 @@ impl Document {
         hasher.update(self.title.as_bytes());
         hasher.update(&[0]);
         hasher.update(self.text.as_bytes());
+        let own = crate::metadata::canonical_own(&self.metadata);
+        if !own.is_empty() {
+            hasher.update(&[0]);
+            hasher.update(own.as_bytes());
+        }
         hasher.finalize().to_hex().to_string()
     }
 }
@@ -162,6 +181,9 @@ pub struct Chunk {
     /// Whoever changes `text` clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u32>,
+    /// The metadata of the chunk's document (see [`Document::metadata`]).
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub metadata: Metadata,
 }
 
 impl Chunk {
@@ -192,7 +214,14 @@ impl Chunk {
             content_hash: content_hash.into(),
             code: None,
             tokens: None,
+            metadata: Metadata::new(),
         })
+    }
+
+    /// Returns the chunk with its document's metadata set.
+    pub fn with_metadata(mut self, metadata: Metadata) -> Self {
+        self.metadata = metadata;
+        self
     }
 
     /// Returns the chunk with its token count set (see [`Chunk::tokens`]).

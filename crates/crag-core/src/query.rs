@@ -137,6 +137,10 @@ pub struct ChunkFilter {
     /// metadata do not pass a non-empty list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub symbol_kinds: Vec<crate::SymbolKind>,
+    /// Keep chunks whose document's metadata passes this filter. Unlike the other fields,
+    /// which are applied to each leg's candidates, it is applied inside both legs' searches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<crate::MetadataFilter>,
 }
 
 impl ChunkFilter {
@@ -146,6 +150,17 @@ impl ChunkFilter {
             && self.kinds.is_empty()
             && self.exclude_documents.is_empty()
             && !self.needs_code()
+            && self.metadata.is_none()
+    }
+
+    /// Whether the filter has conditions beyond its metadata filter: those applied to each
+    /// leg's candidates after the search.
+    pub fn filters_candidates(&self) -> bool {
+        !ChunkFilter {
+            metadata: None,
+            ..self.clone()
+        }
+        .is_empty()
     }
 
     /// Whether the filter reads code metadata (languages or symbol kinds), which the symbol
@@ -171,6 +186,10 @@ impl ChunkFilter {
                     .code
                     .as_ref()
                     .is_some_and(|c| self.symbol_kinds.contains(&c.symbol_kind)))
+            && self
+                .metadata
+                .as_ref()
+                .is_none_or(|f| f.matches(&chunk.metadata))
     }
 }
 

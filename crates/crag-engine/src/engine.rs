@@ -211,10 +211,12 @@ impl Engine {
             .await
     }
 
-    /// Like [`Engine::retrieve`], keeping only chunks that pass `filter`. The filter is
-    /// applied to each leg's candidates before fusion; with a filter set, each leg is asked
-    /// for [`FILTER_OVERFETCH`] times its usual depth so that selective filters still fill
-    /// `top_k` (a very selective filter can return fewer).
+    /// Like [`Engine::retrieve`], keeping only chunks that pass `filter`. Its metadata filter
+    /// is checked against the stored fields (an unknown field, or a comparison with a kind of
+    /// value the field never holds, is [`EngineError::InvalidInput`]) and applied inside both
+    /// legs' searches, so that it returns `top_k` whenever `top_k` pass. Its other conditions
+    /// are applied to each leg's candidates before fusion, each leg asked for
+    /// [`FILTER_OVERFETCH`] times its usual depth (a very selective one can return fewer).
     pub async fn retrieve_with(
         &self,
         query: &Query,
@@ -282,7 +284,7 @@ impl Engine {
             .embed(self.embedder.as_ref(), query.as_str())
             .await?
             .ok_or_else(|| EngineError::InvalidInput("no query embedding".into()))?;
-        Ok(self.nearest_catalogued(&vector, top_k.get()).await?)
+        Ok(self.nearest_catalogued(&vector, top_k.get(), None).await?)
     }
 
     /// Deletes a document's chunks from both indexes; `false` when no such document is

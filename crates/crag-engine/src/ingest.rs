@@ -11,6 +11,7 @@ use crate::code::{syntax_chunks, CodeConfig};
 use crate::error::Result;
 use crate::sources::{Scope, Skipped};
 
+mod metadata;
 mod terms;
 
 /// Receives ingestion progress (a progress bar on a terminal).
@@ -430,15 +431,18 @@ impl Ingestor {
                     .unwrap_or_else(|_| text.len() / 4 + 1)
             };
             for doc in &docs {
-                if syntax {
-                    if let Some(cut) = syntax_chunks(doc, config.chunk_tokens, &count) {
-                        out.chunks.extend(cut.chunks);
-                        out.symbols.push((doc.id.clone(), cut.symbols));
-                        continue;
-                    }
+                let first = out.chunks.len();
+                let cut = syntax
+                    .then(|| syntax_chunks(doc, config.chunk_tokens, &count))
+                    .flatten();
+                if let Some(cut) = cut {
+                    out.chunks.extend(cut.chunks);
+                    out.symbols.push((doc.id.clone(), cut.symbols));
+                } else {
+                    let spans = embedder.token_spans(&doc.text)?;
+                    out.chunks.extend(chunk_document(doc, &spans, config)?);
                 }
-                let spans = embedder.token_spans(&doc.text)?;
-                out.chunks.extend(chunk_document(doc, &spans, config)?);
+                metadata::stamp(doc, &mut out.chunks[first..]);
             }
             Ok(out)
         })

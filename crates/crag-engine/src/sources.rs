@@ -12,6 +12,10 @@ use serde::Deserialize;
 
 use crate::error::{EngineError, Result};
 
+mod meta;
+
+pub use meta::{MAX_FILE_METADATA_BYTES, SIDECAR_SUFFIX};
+
 /// Largest file read by default (1 MiB).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -175,6 +179,9 @@ fn read_file(
     shown: &Path,
     max_bytes: u64,
 ) -> Result<std::result::Result<Document, String>> {
+    if meta::is_sidecar(path) {
+        return Ok(Err("metadata sidecar (read with its file)".into()));
+    }
     let Some(kind) = kind_of(path) else {
         return Ok(Err("not a known text or source extension".into()));
     };
@@ -196,6 +203,10 @@ fn read_file(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let metadata = match meta::of_file(path, &text, meta.modified().ok()) {
+        Ok(metadata) => metadata,
+        Err(reason) => return Ok(Err(reason)),
+    };
     let id = DocumentId::new(path.to_string_lossy())?;
     Ok(Ok(Document::new(
         id,
@@ -203,7 +214,8 @@ fn read_file(
         title,
         text,
         kind,
-    )?))
+    )?
+    .with_metadata(metadata)))
 }
 
 #[derive(Deserialize)]
@@ -214,6 +226,9 @@ struct BeirRecord {
     title: String,
     #[serde(default)]
     text: String,
+    /// The record's metadata (BEIR corpora may carry one object per record).
+    #[serde(default)]
+    metadata: Option<serde_json::Value>,
 }
 
 /// Separator between a corpus path and a record id in document ids of BEIR documents.
@@ -258,15 +273,26 @@ pub fn read_beir_corpus(corpus: &Path) -> Result<Loaded> {
                 continue;
             }
         };
+        let metadata = match record.metadata {
+            None | Some(serde_json::Value::Null) => crag_core::Metadata::new(),
+            Some(serde_json::Value::Object(object)) => object,
+            Some(_) => {
+                return Err(EngineError::InvalidInput(format!(
+                    "{}:{}: `metadata` is not a JSON object",
+                    corpus.display(),
+                    n + 1
+                )))
+            }
+        };
+        crag_core::check_metadata(&metadata, MAX_FILE_METADATA_BYTES).map_err(|e| {
+            EngineError::InvalidInput(format!("{}:{}: {e}", corpus.display(), n + 1))
+        })?;
         let doc_id = DocumentId::new(format!("{}{BEIR_ID_SEPARATOR}{id}", canonical.display()))?;
         let source = format!("{}{BEIR_ID_SEPARATOR}{id}", corpus.display());
-        documents.push(Document::new(
-            doc_id,
-            source,
-            record.title,
-            text,
-            ChunkKind::Prose,
-        )?);
+        documents.push(
+            Document::new(doc_id, source, record.title, text, ChunkKind::Prose)?
+                .with_metadata(metadata),
+        );
     }
     let prefix = format!("{}{BEIR_ID_SEPARATOR}", canonical.display());
     Ok(Loaded {

@@ -8,10 +8,10 @@
 //! (pseudo-relevance feedback's Rocchio step) without a filtered LanceDB scan. The copy is keyed by the table's
 //! version: any write through this handle moves the version, and the next search reloads.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
-use crag_core::{ChunkId, ScoredId};
+use crag_core::{ChunkId, DocumentId, ScoredId};
 use crag_ports::{PortError, PortResult};
 use lance_linalg::distance::dot::{dot_f32, Dot};
 
@@ -28,6 +28,8 @@ pub(crate) struct Matrix {
     version: u64,
     dimension: usize,
     ids: Vec<ChunkId>,
+    /// The document of each row.
+    documents: Vec<DocumentId>,
     rows: Vec<f32>,
     /// `1 / |row|` of each row (stored vectors are never all zeros).
     inverse_norms: Vec<f32>,
@@ -64,7 +66,25 @@ impl LanceVectorIndex {
             return Ok(None);
         };
         let query = unit(vector);
-        let hits = tokio::task::spawn_blocking(move || matrix.nearest(&query, k))
+        let hits = tokio::task::spawn_blocking(move || matrix.nearest(&query, k, None))
+            .await
+            .map_err(|e| PortError::internal("vector scan task failed", e))?;
+        Ok(Some(hits))
+    }
+
+    /// [`LanceVectorIndex::flat_nearest`] among the rows of `documents` only.
+    pub(crate) async fn flat_nearest_within(
+        &self,
+        vector: &[f32],
+        k: usize,
+        documents: &HashSet<DocumentId>,
+    ) -> PortResult<Option<Vec<ScoredId>>> {
+        let Some(matrix) = self.flat_matrix().await? else {
+            return Ok(None);
+        };
+        let query = unit(vector);
+        let documents = documents.clone();
+        let hits = tokio::task::spawn_blocking(move || matrix.nearest(&query, k, Some(&documents)))
             .await
             .map_err(|e| PortError::internal("vector scan task failed", e))?;
         Ok(Some(hits))
@@ -124,13 +144,20 @@ impl LanceVectorIndex {
             self.flat.store(None);
             return Ok(None);
         }
-        let columns = [schema::CHUNK_ID, schema::VECTOR];
+        let columns = [schema::CHUNK_ID, schema::DOCUMENT_ID, schema::VECTOR];
         let batches = self
             .scan_columns(&columns, "failed to read the vectors into memory")
             .await?;
         let mut read = Vec::with_capacity(rows);
         for batch in &batches {
-            read.extend(schema::read_vectors(batch)?);
+            let documents = schema::read_document_ids(batch)?;
+            let vectors = schema::read_vectors(batch)?;
+            read.extend(
+                vectors
+                    .into_iter()
+                    .zip(documents)
+                    .map(|((id, vector), document)| (id, document, vector)),
+            );
         }
         let matrix = Arc::new(Matrix::new(version, self.schema.dimension(), read));
         tracing::debug!(
@@ -144,12 +171,14 @@ impl LanceVectorIndex {
 }
 
 impl Matrix {
-    fn new(version: u64, dimension: usize, read: Vec<(ChunkId, Vec<f32>)>) -> Self {
+    fn new(version: u64, dimension: usize, read: Vec<(ChunkId, DocumentId, Vec<f32>)>) -> Self {
         let mut ids = Vec::with_capacity(read.len());
+        let mut documents = Vec::with_capacity(read.len());
         let mut rows = Vec::with_capacity(read.len() * dimension);
         let mut inverse_norms = Vec::with_capacity(read.len());
         let mut positions = HashMap::with_capacity(read.len());
-        for (i, (id, vector)) in read.into_iter().enumerate() {
+        for (i, (id, document, vector)) in read.into_iter().enumerate() {
+            documents.push(document);
             let norm = dot_f32(&vector, &vector).sqrt();
             inverse_norms.push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
             rows.extend(vector);
@@ -160,6 +189,7 @@ impl Matrix {
             version,
             dimension,
             ids,
+            documents,
             rows,
             inverse_norms,
             positions,
@@ -177,9 +207,15 @@ impl Matrix {
             .collect()
     }
 
-    /// The `k` rows of highest cosine with the unit `query`, scored as LanceDB scores them
-    /// (`1 - cosine_distance / 2`), best first, equal scores by chunk id.
-    fn nearest(&self, query: &[f32], k: usize) -> Vec<ScoredId> {
+    /// The `k` rows of highest cosine with the unit `query` (among the rows of `within`'s
+    /// documents when given), scored as LanceDB scores them (`1 - cosine_distance / 2`),
+    /// best first, equal scores by chunk id.
+    fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        within: Option<&HashSet<DocumentId>>,
+    ) -> Vec<ScoredId> {
         // One call over all rows: Lance's kernel for the widest SIMD the CPU has.
         let mut dots = vec![0.0f32; self.ids.len()];
         f32::dot_batch_into(query, &self.rows, self.dimension, &mut dots);
@@ -188,6 +224,7 @@ impl Matrix {
             .zip(&self.inverse_norms)
             .enumerate()
             .map(|(i, (dot, inverse))| (score_of(1.0 - dot * inverse), i))
+            .filter(|&(_, i)| within.is_none_or(|w| w.contains(&self.documents[i])))
             .collect();
         let order = |a: &(f32, usize), b: &(f32, usize)| {
             b.0.total_cmp(&a.0)
@@ -225,7 +262,10 @@ mod tests {
     fn matrix(rows: &[(&str, [f32; 3])]) -> Matrix {
         let read = rows
             .iter()
-            .map(|(id, v)| (ChunkId::new(*id).unwrap(), v.to_vec()))
+            .map(|(id, v)| {
+                let document = DocumentId::new(format!("doc-{id}")).unwrap();
+                (ChunkId::new(*id).unwrap(), document, v.to_vec())
+            })
             .collect();
         Matrix::new(1, 3, read)
     }
@@ -253,7 +293,7 @@ mod tests {
             ("a", [1.0, 0.0, 0.0]),
             ("e", [-1.0, 0.0, 0.0]),
         ]);
-        let hits = m.nearest(&unit(&[1.0, 0.0, 0.0]), 3);
+        let hits = m.nearest(&unit(&[1.0, 0.0, 0.0]), 3, None);
         let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(
             ids,
@@ -263,10 +303,20 @@ mod tests {
         assert!((hits[0].score - 1.0).abs() < 1e-6);
         let half = 1.0 - (1.0 - std::f32::consts::FRAC_1_SQRT_2) / 2.0;
         assert!((hits[2].score - half).abs() < 1e-6, "{}", hits[2].score);
-        let all = m.nearest(&unit(&[1.0, 0.0, 0.0]), 10);
+        let all = m.nearest(&unit(&[1.0, 0.0, 0.0]), 10, None);
         assert_eq!(all.len(), 5);
         assert_eq!(all[4].id.as_str(), "e");
         assert!(all[4].score.abs() < 1e-6, "opposite scores 0");
-        assert!(m.nearest(&unit(&[1.0, 0.0, 0.0]), 0).is_empty());
+        assert!(m.nearest(&unit(&[1.0, 0.0, 0.0]), 0, None).is_empty());
+        let within: HashSet<DocumentId> = ["doc-e", "doc-b"]
+            .map(|d| DocumentId::new(d).unwrap())
+            .into();
+        let kept = m.nearest(&unit(&[1.0, 0.0, 0.0]), 10, Some(&within));
+        let ids: Vec<&str> = kept.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["b", "e"],
+            "only the rows of the documents given, in order"
+        );
     }
 }

@@ -16,7 +16,7 @@ mod search;
 mod tidy;
 mod vectors;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -270,6 +270,9 @@ async fn open_or_create(
     }
 }
 
+/// Most documents in one prefiltered LanceDB search (one `IN` list).
+pub const PREFILTER_DOCUMENTS: usize = 10_000;
+
 /// Builds the `document_id IN (...)` predicate, quoting ids as SQL string literals.
 ///
 /// LanceDB's SQL dialect reads backslashes literally, so doubling single quotes is the only
@@ -353,6 +356,37 @@ impl VectorIndex for LanceVectorIndex {
             return Ok(hits);
         }
         nearest_of(k, |limit| self.search_ids(vector, limit)).await
+    }
+
+    /// An exact scan of the in-memory copy's rows of `documents`; without a copy, a LanceDB
+    /// search prefiltered on the document id (`document_id IN (...)`, applied before the
+    /// nearest rows are taken, with or without the ANN index), in pieces of at most
+    /// [`PREFILTER_DOCUMENTS`] documents merged by score.
+    async fn nearest_ids_within(
+        &self,
+        vector: &[f32],
+        k: usize,
+        documents: &HashSet<DocumentId>,
+    ) -> PortResult<Vec<ScoredId>> {
+        self.check_vector(|| "query vector".to_owned(), vector)?;
+        if k == 0 || documents.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(hits) = self.flat_nearest_within(vector, k, documents).await? {
+            return Ok(hits);
+        }
+        let mut ids: Vec<&DocumentId> = documents.iter().collect();
+        ids.sort();
+        let mut hits = Vec::new();
+        for piece in ids.chunks(PREFILTER_DOCUMENTS) {
+            let predicate = in_predicate(schema::DOCUMENT_ID, piece.iter().map(|d| d.as_str()));
+            hits.extend(
+                nearest_of(k, |limit| self.search_ids_where(vector, limit, &predicate)).await?,
+            );
+        }
+        search::sort_hits(&mut hits);
+        hits.truncate(k);
+        Ok(hits)
     }
 
     /// From the in-memory copy when there is one, else a filtered LanceDB scan.

@@ -288,6 +288,17 @@ pub(crate) fn read_ids(batch: &RecordBatch) -> PortResult<Vec<(ChunkId, f32)>> {
         .collect()
 }
 
+/// Reads the document ids of a batch, row by row.
+pub(crate) fn read_document_ids(batch: &RecordBatch) -> PortResult<Vec<DocumentId>> {
+    let document_ids = Strings::of(batch, DOCUMENT_ID)?;
+    (0..batch.num_rows())
+        .map(|row| {
+            let id = not_null(document_ids.get(row), DOCUMENT_ID)?;
+            DocumentId::new(id).map_err(|e| corrupt(format!("bad document id: {e}")))
+        })
+        .collect()
+}
+
 pub(crate) fn read_vectors(batch: &RecordBatch) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {
     let chunk_ids = Strings::of(batch, CHUNK_ID)?;
     let vectors = column::<FixedSizeListArray>(batch, VECTOR)?;
@@ -344,8 +355,9 @@ pub(crate) fn read_rows(batch: &RecordBatch) -> PortResult<Vec<(Chunk, f32)>> {
                 .map_err(|e| PortError::internal("stored chunk kind is invalid", e))?,
             content_hash: not_null(hashes.get(row), CONTENT_HASH)?.to_owned(),
             code: None,
-            // Not stored in the vector table: the keyword catalogue keeps it.
+            // Not stored in the vector table: the keyword catalogue keeps them.
             tokens: None,
+            metadata: crag_core::Metadata::new(),
         };
         let distance = primitive(distances, row, DISTANCE, Float32Array::value)?;
         rows.push((chunk, distance));

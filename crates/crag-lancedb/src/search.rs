@@ -18,7 +18,7 @@ impl LanceVectorIndex {
         vector: &[f32],
         limit: usize,
     ) -> PortResult<Vec<ScoredChunk>> {
-        self.search_rows(vector, limit, schema::SEARCH_COLUMNS, |batch| {
+        self.search_rows(vector, limit, schema::SEARCH_COLUMNS, "", |batch| {
             Ok(schema::read_rows(batch)?
                 .into_iter()
                 .map(|(chunk, distance)| ScoredChunk {
@@ -36,7 +36,18 @@ impl LanceVectorIndex {
         vector: &[f32],
         limit: usize,
     ) -> PortResult<Vec<ScoredId>> {
-        self.search_rows(vector, limit, schema::ID_COLUMNS, |batch| {
+        self.search_ids_where(vector, limit, "").await
+    }
+
+    /// [`LanceVectorIndex::search_ids`] among the rows passing the SQL `predicate` (a
+    /// prefilter; none when empty).
+    pub(crate) async fn search_ids_where(
+        &self,
+        vector: &[f32],
+        limit: usize,
+        predicate: &str,
+    ) -> PortResult<Vec<ScoredId>> {
+        self.search_rows(vector, limit, schema::ID_COLUMNS, predicate, |batch| {
             Ok(schema::read_ids(batch)?
                 .into_iter()
                 .map(|(id, distance)| ScoredId {
@@ -55,25 +66,33 @@ impl LanceVectorIndex {
         vector: &[f32],
         limit: usize,
         columns: &[&str],
+        predicate: &str,
         read: impl Fn(&RecordBatch) -> PortResult<Vec<T>>,
     ) -> PortResult<Vec<T>> {
         let mut hits = Vec::with_capacity(limit);
-        for batch in &self.search_batches(vector, limit, columns).await? {
+        for batch in &self
+            .search_batches(vector, limit, columns, predicate)
+            .await?
+        {
             hits.extend(read(batch)?);
         }
         Ok(hits)
     }
 
-    /// The batches of a flat or indexed cosine search of up to `limit` rows, `columns` read.
+    /// The batches of a flat or indexed cosine search of up to `limit` rows, `columns` read,
+    /// among the rows passing `predicate` (none when empty).
     async fn search_batches(
         &self,
         vector: &[f32],
         limit: usize,
         columns: &[&str],
+        predicate: &str,
     ) -> PortResult<Vec<RecordBatch>> {
-        let query = self
-            .table
-            .query()
+        let mut query = self.table.query();
+        if !predicate.is_empty() {
+            query = query.only_if(predicate);
+        }
+        let query = query
             .select(Select::columns(columns))
             .nearest_to(vector)
             .map_err(map_lance_error("invalid vector query"))?
@@ -162,7 +181,7 @@ pub(crate) fn score_of(distance: f32) -> f32 {
 }
 
 /// Best first; equal scores by chunk id, so results do not depend on storage order.
-fn sort_hits<T: Hit>(hits: &mut [T]) {
+pub(crate) fn sort_hits<T: Hit>(hits: &mut [T]) {
     hits.sort_by(|a, b| {
         b.score()
             .total_cmp(&a.score())

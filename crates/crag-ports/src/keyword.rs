@@ -2,8 +2,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk, WeightedTerm};
+use crag_core::{
+    Chunk, ChunkId, DocumentId, Metadata, MetadataFilter, ScoredChunk, ValueKind, WeightedTerm,
+};
 
+use crate::metadata::{metadata_fields_of, FIRST_DEPTH};
 use crate::PortResult;
 
 /// A document known to an index, with the content hash it was indexed at.
@@ -69,6 +72,15 @@ pub fn best_chunk_per_document(hits: Vec<ScoredChunk>, k: usize) -> Vec<ScoredCh
         .filter(|h| seen.insert(h.chunk.document_id.clone()))
         .take(k)
         .collect()
+}
+
+/// What a keyword search looks for.
+#[derive(Debug, Clone, Copy)]
+pub enum KeywordQuery<'a> {
+    /// Free user text, as [`KeywordIndex::search`] takes it.
+    Text(&'a str),
+    /// Weighted index terms, as [`KeywordIndex::search_terms`] takes them.
+    Terms(&'a [WeightedTerm]),
 }
 
 /// Full-text index ranking chunks by BM25.
@@ -155,4 +167,103 @@ pub trait KeywordIndex: Debug + Send + Sync + 'static {
     /// Every stored chunk of `document`, by position (byte start, then chunk id); empty when
     /// the document is not stored.
     async fn document_chunks(&self, document: &DocumentId) -> PortResult<Vec<Chunk>>;
+
+    /// [`KeywordIndex::search`], [`search_terms`](KeywordIndex::search_terms) or, with
+    /// `documents`, their document rankings, among the chunks whose metadata passes
+    /// `filter` only: the same hits, scores and order as the unfiltered search with the
+    /// chunks that do not pass left out, and `k` of them whenever `k` pass and match. An
+    /// index filters inside its search (Tantivy: the filter as query clauses); the default
+    /// searches ever deeper until `k` pass or the ranking is exhausted.
+    async fn search_filtered(
+        &self,
+        query: KeywordQuery<'_>,
+        documents: bool,
+        k: usize,
+        filter: &MetadataFilter,
+    ) -> PortResult<Vec<ScoredChunk>> {
+        search_deeper(self, query, documents, k, filter).await
+    }
+
+    /// Every stored document whose metadata passes `filter`, ordered by id. The default reads
+    /// each document's first chunk.
+    async fn filter_documents(&self, filter: &MetadataFilter) -> PortResult<Vec<DocumentId>> {
+        documents_passing(self, filter).await
+    }
+
+    /// The metadata fields the stored chunks hold (paths of keys joined by `.`, objects'
+    /// paths included), each with the kinds of value it holds; checked against a filter
+    /// before it runs. The default reads each document's first chunk.
+    async fn metadata_fields(&self) -> PortResult<BTreeMap<String, Vec<ValueKind>>> {
+        fields_of_documents(self).await
+    }
+}
+
+// The default methods' metadata filtering: search ever deeper, filter what is read.
+
+pub(crate) async fn search_deeper<K: KeywordIndex + ?Sized>(
+    index: &K,
+    query: KeywordQuery<'_>,
+    documents: bool,
+    k: usize,
+    filter: &MetadataFilter,
+) -> PortResult<Vec<ScoredChunk>> {
+    if k == 0 {
+        return Ok(Vec::new());
+    }
+    let mut depth = k.saturating_mul(FIRST_DEPTH);
+    loop {
+        let hits = match (query, documents) {
+            (KeywordQuery::Text(text), false) => index.search(text, depth).await?,
+            (KeywordQuery::Text(text), true) => index.search_documents(text, depth).await?,
+            (KeywordQuery::Terms(terms), false) => index.search_terms(terms, depth).await?,
+            (KeywordQuery::Terms(terms), true) => {
+                index.search_terms_documents(terms, depth).await?
+            }
+        };
+        let exhausted = hits.len() < depth || depth == usize::MAX;
+        let kept: Vec<ScoredChunk> = hits
+            .into_iter()
+            .filter(|h| filter.matches(&h.chunk.metadata))
+            .take(k)
+            .collect();
+        if kept.len() >= k || exhausted {
+            return Ok(kept);
+        }
+        depth = depth.saturating_mul(FIRST_DEPTH);
+    }
+}
+
+/// Each stored document's metadata (its first chunk's), ordered by id.
+async fn metadata_by_document<K: KeywordIndex + ?Sized>(
+    index: &K,
+) -> PortResult<Vec<(DocumentId, Metadata)>> {
+    let mut out = Vec::new();
+    for entry in index.documents().await? {
+        if let Some(first) = index.document_chunks(&entry.id).await?.into_iter().next() {
+            out.push((entry.id, first.metadata));
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) async fn documents_passing<K: KeywordIndex + ?Sized>(
+    index: &K,
+    filter: &MetadataFilter,
+) -> PortResult<Vec<DocumentId>> {
+    Ok(metadata_by_document(index)
+        .await?
+        .into_iter()
+        .filter(|(_, metadata)| filter.matches(metadata))
+        .map(|(id, _)| id)
+        .collect())
+}
+
+pub(crate) async fn fields_of_documents<K: KeywordIndex + ?Sized>(
+    index: &K,
+) -> PortResult<BTreeMap<String, Vec<ValueKind>>> {
+    let mut fields = BTreeMap::new();
+    for (_, metadata) in metadata_by_document(index).await? {
+        metadata_fields_of(&metadata, &mut fields);
+    }
+    Ok(fields)
 }

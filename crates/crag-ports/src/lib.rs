@@ -9,6 +9,7 @@ mod evaluator;
 mod gaps;
 mod keyword;
 mod llm;
+mod metadata;
 mod reranker;
 mod session;
 mod symbols;
@@ -26,9 +27,11 @@ pub use error::{ErrorKind, PortError, PortResult};
 pub use evaluator::RelevanceEvaluator;
 pub use gaps::{ContextItem, GapDetector, GapReport};
 pub use keyword::{
-    best_chunk_per_document, DocumentEntries, DocumentEntry, KeywordIndex, DOCUMENT_OVERFETCH,
+    best_chunk_per_document, DocumentEntries, DocumentEntry, KeywordIndex, KeywordQuery,
+    DOCUMENT_OVERFETCH,
 };
 pub use llm::{ChatMessage, CompletionRequest, LanguageModel, Role, MAX_TEMPERATURE};
+pub use metadata::metadata_fields_of;
 pub use reranker::{RerankScore, Reranker};
 pub use session::{SessionStore, DEFAULT_MAX_NODES};
 pub use symbols::{Neighbour, Relation, SymbolIndex, SymbolLookup};

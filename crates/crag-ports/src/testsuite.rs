@@ -13,6 +13,7 @@ mod embedder;
 mod evaluator;
 mod feedback;
 mod language_model;
+mod metadata;
 mod rerank;
 mod session;
 mod symbols;
@@ -24,6 +25,10 @@ pub use embedder::embedder_suite;
 pub use evaluator::{relevance_evaluator_suite, sample_evaluation_input};
 use feedback::{document_frequencies_contract, weighted_terms_contract};
 pub use language_model::{language_model_suite, sample_completion_request};
+pub use metadata::{
+    filter_matches_brute_force, metadata_chunks, metadata_filter_suite, sample_filters,
+    with_metadata,
+};
 pub use rerank::{reranker_suite, RerankerModel};
 pub use session::session_store_suite;
 pub use symbols::symbol_index_suite;
@@ -412,6 +417,7 @@ mod tests {
     #[tokio::test]
     async fn fakes_pass_their_suites() {
         keyword_index_suite(&InMemoryKeywordIndex::default()).await;
+        metadata_filter_suite(&InMemoryKeywordIndex::default()).await;
         let embedder = HashEmbedder::new(64);
         vector_index_suite(&InMemoryVectorIndex::new(64), &embedder).await;
         embedder_suite(&embedder).await;

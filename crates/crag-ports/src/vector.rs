@@ -1,8 +1,10 @@
+use std::collections::HashSet;
 use std::fmt::Debug;
 
 use async_trait::async_trait;
 use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk, ScoredId};
 
+use crate::metadata::FIRST_DEPTH;
 use crate::{DocumentEntry, PortResult};
 
 /// A chunk and its embedding.
@@ -47,6 +49,19 @@ pub trait VectorIndex: Debug + Send + Sync + 'static {
             .collect())
     }
 
+    /// Like [`VectorIndex::nearest_ids`] among the chunks of `documents` only: the `k`
+    /// nearest of them, whatever their rank among all chunks (`k` whenever `k` are stored).
+    /// An index restricts its search (LanceDB: a prefilter on the document id, or the scan of
+    /// those rows); the default searches ever deeper until `k` pass or every chunk was seen.
+    async fn nearest_ids_within(
+        &self,
+        vector: &[f32],
+        k: usize,
+        documents: &HashSet<DocumentId>,
+    ) -> PortResult<Vec<ScoredId>> {
+        nearest_deeper(self, vector, k, documents).await
+    }
+
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;
 
@@ -68,5 +83,35 @@ pub trait VectorIndex: Debug + Send + Sync + 'static {
     /// ingestion. The default does nothing, for indexes that need no such upkeep.
     async fn optimize(&self) -> PortResult<()> {
         Ok(())
+    }
+}
+
+/// The default [`VectorIndex::nearest_ids_within`]: ever deeper searches, filtered.
+async fn nearest_deeper<V: VectorIndex + ?Sized>(
+    index: &V,
+    vector: &[f32],
+    k: usize,
+    documents: &HashSet<DocumentId>,
+) -> PortResult<Vec<ScoredId>> {
+    if k == 0 || documents.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut depth = k.saturating_mul(FIRST_DEPTH);
+    loop {
+        let hits = index.nearest(vector, depth).await?;
+        let exhausted = hits.len() < depth || depth == usize::MAX;
+        let kept: Vec<ScoredId> = hits
+            .into_iter()
+            .filter(|h| documents.contains(&h.chunk.document_id))
+            .take(k)
+            .map(|h| ScoredId {
+                id: h.chunk.id,
+                score: h.score,
+            })
+            .collect();
+        if kept.len() >= k || exhausted {
+            return Ok(kept);
+        }
+        depth = depth.saturating_mul(FIRST_DEPTH);
     }
 }

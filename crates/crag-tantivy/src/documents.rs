@@ -16,9 +16,9 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Mutex;
 
-use crag_core::{Chunk, DocumentId};
+use crag_core::{Chunk, DocumentId, Metadata, MetadataFilter};
 use crag_ports::{ErrorKind, PortError, PortResult};
-use tantivy::collector::TopDocs;
+use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, Occur, Query};
 use tantivy::schema::{
@@ -27,11 +27,12 @@ use tantivy::schema::{
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Searcher, TantivyDocument,
-    Term,
+    TantivyError, Term,
 };
 
 use crate::bm25f::{Bm25f, Bm25fTermQuery};
 use crate::error::{io_error, port_error};
+use crate::filter;
 use crate::schema::ANALYZER;
 
 /// The documents index's directory inside the keyword index's.
@@ -46,6 +47,8 @@ struct Fields {
     document_id: Field,
     title: Field,
     text: Field,
+    /// The document's metadata, indexed ([`crate::filter`]).
+    metadata: Field,
 }
 
 impl Fields {
@@ -60,6 +63,7 @@ impl Fields {
             document_id: builder.add_text_field("document_id", STRING | STORED),
             title: builder.add_text_field("title", analyzed.clone()),
             text: builder.add_text_field("text", analyzed),
+            metadata: builder.add_json_field(filter::FIELD, filter::options()),
         };
         (builder.build(), fields)
     }
@@ -71,6 +75,7 @@ pub(crate) struct DocumentRow {
     pub(crate) id: DocumentId,
     pub(crate) title: String,
     pub(crate) text: String,
+    pub(crate) metadata: Metadata,
 }
 
 /// Rebuilds each document of `chunks` from its chunks: the title of its first chunk, the text
@@ -119,6 +124,7 @@ pub(crate) fn rows_of<'a>(chunks: impl IntoIterator<Item = &'a Chunk>) -> Vec<Do
             let title = chunks[0].title.clone();
             DocumentRow {
                 id: id.clone(),
+                metadata: chunks[0].metadata.clone(),
                 text: if title.is_empty() {
                     text
                 } else {
@@ -153,7 +159,19 @@ impl DocumentIndex {
         let directory = MmapDirectory::open(&dir)
             .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
         let (schema, fields) = Fields::schema();
-        let index = Index::open_or_create(directory, schema).map_err(port_error(MESSAGE))?;
+        let index = match Index::open_or_create(directory, schema.clone()) {
+            // Rows written by an earlier release (without metadata): they are rebuilt from
+            // the chunks, which the caller's writer lock keeps from changing meanwhile.
+            Err(TantivyError::SchemaError(_)) => {
+                tracing::info!(path = %dir.display(), "rebuilding the documents of a keyword index from an earlier release");
+                std::fs::remove_dir_all(&dir).map_err(io_error(MESSAGE))?;
+                std::fs::create_dir_all(&dir).map_err(io_error(MESSAGE))?;
+                let directory = MmapDirectory::open(&dir)
+                    .map_err(|err| PortError::with_source(ErrorKind::Unavailable, MESSAGE, err))?;
+                Index::open_or_create(directory, schema).map_err(port_error(MESSAGE))?
+            }
+            index => index.map_err(port_error(MESSAGE))?,
+        };
         index.tokenizers().register(ANALYZER, analyzer.clone());
         let writer = index
             .writer_with_num_threads(1, WRITER_MEMORY_BUDGET)
@@ -202,6 +220,9 @@ impl DocumentIndex {
                 doc.add_text(self.fields.document_id, row.id.as_str());
                 doc.add_text(self.fields.title, &row.title);
                 doc.add_text(self.fields.text, &row.text);
+                if !row.metadata.is_empty() {
+                    doc.add_object(self.fields.metadata, filter::indexed(&row.metadata));
+                }
                 writer.add_document(doc)?;
             }
             writer.commit()?;
@@ -226,12 +247,14 @@ impl DocumentIndex {
         words.into_iter().map(|w| (w, 1.0)).collect()
     }
 
-    /// The best `k` documents for weighted analysed words, best first (ties by id).
+    /// The best `k` documents for weighted analysed words, best first (ties by id), among
+    /// those `filter` passes.
     pub(crate) fn search(
         &self,
         words: &[(String, Score)],
         k: usize,
         params: Bm25f,
+        filter: Option<&MetadataFilter>,
     ) -> PortResult<Vec<(DocumentId, Score)>> {
         const MESSAGE: &str = "failed to search the keyword index's documents";
         let clauses: Vec<(Occur, Box<dyn Query>)> = words
@@ -251,23 +274,47 @@ impl DocumentIndex {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
-        let hits = top_with_ties(&searcher, &BooleanQuery::new(clauses), k)
-            .map_err(port_error(MESSAGE))?;
+        let query = filter::restrict(
+            Box::new(BooleanQuery::new(clauses)),
+            self.fields.metadata,
+            filter,
+        );
+        let hits = top_with_ties(&searcher, query.as_ref(), k).map_err(port_error(MESSAGE))?;
         let mut found = hits
             .into_iter()
-            .map(|(score, address)| {
-                let doc: TantivyDocument = searcher.doc(address).map_err(port_error(MESSAGE))?;
-                let id = doc
-                    .get_first(self.fields.document_id)
-                    .and_then(|v| v.as_str())
-                    .ok_or_else(|| PortError::new(ErrorKind::Internal, MESSAGE))?;
-                let id = DocumentId::new(id).map_err(|e| PortError::internal(MESSAGE, e))?;
-                Ok((id, score))
-            })
+            .map(|(score, address)| Ok((self.document_id(&searcher, address)?, score)))
             .collect::<PortResult<Vec<_>>>()?;
         found.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         found.truncate(k);
         Ok(found)
+    }
+}
+
+impl DocumentIndex {
+    fn document_id(&self, searcher: &Searcher, address: DocAddress) -> PortResult<DocumentId> {
+        const MESSAGE: &str = "failed to read the keyword index's documents";
+        let doc: TantivyDocument = searcher.doc(address).map_err(port_error(MESSAGE))?;
+        let id = doc
+            .get_first(self.fields.document_id)
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| PortError::new(ErrorKind::Internal, MESSAGE))?;
+        DocumentId::new(id).map_err(|e| PortError::internal(MESSAGE, e))
+    }
+
+    /// Every document `filter` passes, ordered by id.
+    pub(crate) fn filtered(&self, filter: &MetadataFilter) -> PortResult<Vec<DocumentId>> {
+        const MESSAGE: &str = "failed to filter the keyword index's documents";
+        let searcher = self.reader.searcher();
+        let query = filter::query(self.fields.metadata, filter);
+        let addresses = searcher
+            .search(query.as_ref(), &DocSetCollector)
+            .map_err(port_error(MESSAGE))?;
+        let mut ids = addresses
+            .into_iter()
+            .map(|address| self.document_id(&searcher, address))
+            .collect::<PortResult<Vec<_>>>()?;
+        ids.sort();
+        Ok(ids)
     }
 }
 

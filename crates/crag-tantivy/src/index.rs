@@ -1,24 +1,26 @@
 //! The keyword index over an on-disk Tantivy index.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use crag_core::{ChunkId, DocumentId, ScoredChunk, WeightedTerm};
-use crag_ports::{DocumentEntry, KeywordIndex, PortError, PortResult, DOCUMENT_OVERFETCH};
+use crag_core::{ChunkId, DocumentId, MetadataFilter, ScoredChunk, ValueKind, WeightedTerm};
+use crag_ports::{DocumentEntry, KeywordIndex, KeywordQuery, PortError, PortResult};
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermSetQuery};
+use tantivy::query::TermSetQuery;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 mod read;
+mod search;
 mod whole;
 
 use crate::bm25::Bm25;
-use crate::documents::{top_with_ties, DocumentIndex, DocumentRow};
+use crate::documents::{DocumentIndex, DocumentRow};
 use crate::error::{io_error, port_error};
+use crate::filter;
 use crate::schema::{analyzer, open_index, Fields, ANALYZER};
 
 /// Memory the writer may buffer before flushing a segment, across its threads.
@@ -171,74 +173,6 @@ impl Inner {
         }
     }
 
-    fn search(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
-        let terms = self.fields.query_terms(&self.analyzer, query);
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let clauses = terms
-            .into_iter()
-            .filter_map(|term| Some((Occur::Should, self.field_query(term)?)))
-            .collect();
-        self.run_query(&BooleanQuery::new(clauses), k)
-    }
-
-    /// A weighted query of index terms: each term searched in title and body, its BM25
-    /// score multiplied by its weight.
-    fn search_terms(&self, terms: &[WeightedTerm], k: usize) -> PortResult<Vec<ScoredChunk>> {
-        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
-            .iter()
-            .filter(|t| t.weight.is_finite() && t.weight > 0.0 && !t.term.is_empty())
-            .flat_map(|t| {
-                self.fields.field_terms(&t.term).map(|term| {
-                    let q = self.field_query(term)?;
-                    let boosted: Box<dyn Query> = Box::new(BoostQuery::new(q, t.weight));
-                    Some((Occur::Should, boosted))
-                })
-            })
-            .flatten()
-            .collect();
-        if clauses.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.run_query(&BooleanQuery::new(clauses), k)
-    }
-
-    /// `term` scored by BM25, a title's by the title weight (none at weight 0).
-    fn field_query(&self, term: Term) -> Option<Box<dyn Query>> {
-        let weight = self.bm25.title_weight;
-        if term.field() != self.fields.title || weight == 1.0 {
-            return Some(self.bm25.term_query(term));
-        }
-        (weight > 0.0).then(|| {
-            let query: Box<dyn Query> =
-                Box::new(BoostQuery::new(self.bm25.term_query(term), weight));
-            query
-        })
-    }
-
-    /// The best `k` chunks for `query`, ties broken by chunk id.
-    fn run_query(&self, query: &dyn Query, k: usize) -> PortResult<Vec<ScoredChunk>> {
-        const MESSAGE: &str = "failed to search keyword index";
-        let searcher = self.reader.searcher();
-        let hits = top_with_ties(&searcher, query, k).map_err(port_error(MESSAGE))?;
-        let mut scored = hits
-            .into_iter()
-            .map(|(score, address)| {
-                let doc: TantivyDocument = searcher.doc(address).map_err(port_error(MESSAGE))?;
-                let chunk = self.fields.chunk_of(&doc)?;
-                Ok(ScoredChunk { chunk, score })
-            })
-            .collect::<PortResult<Vec<_>>>()?;
-        scored.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.chunk.id.cmp(&b.chunk.id))
-        });
-        scored.truncate(k);
-        Ok(scored)
-    }
-
     fn count(&self) -> usize {
         usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
     }
@@ -389,7 +323,8 @@ impl KeywordIndex for TantivyKeywordIndex {
             return Ok(Vec::new());
         }
         let query = query.to_owned();
-        self.blocking(move |inner| inner.search(&query, k)).await
+        self.blocking(move |inner| inner.search(&query, k, None))
+            .await
     }
 
     fn analyze(&self, text: &str) -> Vec<String> {
@@ -406,21 +341,13 @@ impl KeywordIndex for TantivyKeywordIndex {
             return Ok(Vec::new());
         }
         let terms = terms.to_vec();
-        self.blocking(move |inner| inner.search_terms(&terms, k))
+        self.blocking(move |inner| inner.search_terms(&terms, k, None))
             .await
     }
 
     async fn search_documents(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
-        if k == 0 {
-            return Ok(Vec::new());
-        }
-        let query = query.to_owned();
-        self.blocking(move |inner| {
-            let words = inner.documents.query_words(&query);
-            let chunks = inner.search(&query, k.saturating_mul(DOCUMENT_OVERFETCH))?;
-            inner.best_chunks(&words, chunks, k)
-        })
-        .await
+        self.search_filtered_by(KeywordQuery::Text(query), true, k, None)
+            .await
     }
 
     async fn search_terms_documents(
@@ -428,15 +355,35 @@ impl KeywordIndex for TantivyKeywordIndex {
         terms: &[WeightedTerm],
         k: usize,
     ) -> PortResult<Vec<ScoredChunk>> {
-        if k == 0 {
-            return Ok(Vec::new());
-        }
-        let terms = terms.to_vec();
+        self.search_filtered_by(KeywordQuery::Terms(terms), true, k, None)
+            .await
+    }
+
+    async fn search_filtered(
+        &self,
+        query: KeywordQuery<'_>,
+        documents: bool,
+        k: usize,
+        filter: &MetadataFilter,
+    ) -> PortResult<Vec<ScoredChunk>> {
+        self.search_filtered_by(query, documents, k, Some(filter))
+            .await
+    }
+
+    async fn filter_documents(&self, filter: &MetadataFilter) -> PortResult<Vec<DocumentId>> {
+        let filter = filter.clone();
         self.blocking(move |inner| {
-            let words: Vec<(String, f32)> =
-                terms.iter().map(|t| (t.term.clone(), t.weight)).collect();
-            let chunks = inner.search_terms(&terms, k.saturating_mul(DOCUMENT_OVERFETCH))?;
-            inner.best_chunks(&words, chunks, k)
+            inner.metadata_field()?;
+            inner.documents.filtered(&filter)
+        })
+        .await
+    }
+
+    async fn metadata_fields(&self) -> PortResult<BTreeMap<String, Vec<ValueKind>>> {
+        self.blocking(|inner| {
+            filter::fields(&inner.reader.searcher()).map_err(port_error(
+                "failed to list the keyword index's metadata fields",
+            ))
         })
         .await
     }

@@ -12,10 +12,11 @@ mod bm25;
 mod bm25f;
 mod documents;
 mod error;
+mod filter;
 mod index;
 mod schema;
 mod upgrade;
 
 pub use bm25::{Bm25, DEFAULT_DOCUMENT_TITLE_WEIGHT};
 pub use index::TantivyKeywordIndex;
-pub use upgrade::{remove_upgrade_leftovers, store_token_counts, stores_token_counts};
+pub use upgrade::{is_upgraded, remove_upgrade_leftovers, upgrade};

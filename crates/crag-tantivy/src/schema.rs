@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
+use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Metadata, Span};
 use crag_ports::{ErrorKind, PortError};
 use tantivy::directory::MmapDirectory;
 use tantivy::schema::{
@@ -14,6 +14,7 @@ use tantivy::{Index, TantivyError};
 
 use crate::analysis::CragTextTokenizer;
 use crate::error::port_error;
+use crate::filter;
 use tantivy::{TantivyDocument, Term};
 
 /// Name under which the English analyzer is registered on the index.
@@ -37,20 +38,30 @@ pub(crate) fn open_index(dir: &Path) -> Result<(Index, Fields), PortError> {
 }
 
 fn open_in(directory: MmapDirectory, path: &Path) -> tantivy::Result<(Index, Fields)> {
-    let (schema, fields) = Fields::schema_of(Version::Current);
-    match Index::open_or_create(directory.clone(), schema) {
-        Err(TantivyError::SchemaError(_)) => {
-            let (schema, fields) = Fields::schema_of(Version::WithoutTokens);
-            let index = Index::open_or_create(directory, schema)?;
-            tracing::info!(
-                path = %path.display(),
-                "keyword index from before token counts were stored: results are counted at \
-                 query time until `crag reconcile` (or a server's start) stores the counts"
-            );
-            Ok((index, fields))
+    let mut last = None;
+    for version in [
+        Version::Current,
+        Version::WithoutMetadata,
+        Version::WithoutTokens,
+    ] {
+        let (schema, fields) = Fields::schema_of(version);
+        match Index::open_or_create(directory.clone(), schema) {
+            Err(err @ TantivyError::SchemaError(_)) => last = Some(err),
+            index => {
+                if version != Version::Current {
+                    tracing::info!(
+                        path = %path.display(),
+                        ?version,
+                        "keyword index from an earlier release: metadata filters are refused \
+                         (and results counted at query time when it stores no token counts) \
+                         until `crag reconcile` (or a server's start) upgrades it"
+                    );
+                }
+                return Ok((index?, fields));
+            }
         }
-        index => Ok((index?, fields)),
     }
+    Err(last.unwrap_or_else(|| TantivyError::SchemaError("no schema matched".into())))
 }
 
 /// The versions of the schema an index may have been written with.
@@ -59,6 +70,9 @@ pub(crate) enum Version {
     /// Chunks stored without their token count (before 2026-11-26): read, and written to,
     /// as they are.
     WithoutTokens,
+    /// Chunks stored with their token count but without metadata (before 2026-11-27): read,
+    /// and written to, as they are; their metadata is derived from their source and kind.
+    WithoutMetadata,
     /// The schema of new indexes.
     Current,
 }
@@ -79,6 +93,11 @@ pub(crate) struct Fields {
     content_hash: Field,
     /// The chunk's token count; absent from indexes written before it was stored.
     tokens: Option<Field>,
+    /// The document's metadata, indexed ([`crate::filter`]); absent from indexes written
+    /// before metadata was stored.
+    pub(crate) metadata: Option<Field>,
+    /// The document's metadata as JSON text, as given.
+    metadata_json: Option<Field>,
 }
 
 impl Fields {
@@ -102,14 +121,19 @@ impl Fields {
             line_start: builder.add_u64_field("line_start", STORED),
             line_end: builder.add_u64_field("line_end", STORED),
             content_hash: builder.add_text_field("content_hash", STORED),
-            tokens: (version == Version::Current).then(|| builder.add_u64_field("tokens", STORED)),
+            tokens: (version != Version::WithoutTokens)
+                .then(|| builder.add_u64_field("tokens", STORED)),
+            metadata: (version == Version::Current)
+                .then(|| builder.add_json_field(filter::FIELD, filter::options())),
+            metadata_json: (version == Version::Current)
+                .then(|| builder.add_text_field("metadata_json", STORED)),
         };
         (builder.build(), fields)
     }
 
-    /// Whether chunks are stored with their token count (the current schema).
-    pub(crate) fn stores_tokens(&self) -> bool {
-        self.tokens.is_some()
+    /// Whether the index has the current schema (token counts and metadata stored).
+    pub(crate) fn is_current(&self) -> bool {
+        self.tokens.is_some() && self.metadata.is_some()
     }
 
     /// Returns the term identifying a chunk.
@@ -160,6 +184,15 @@ impl Fields {
         if let (Some(field), Some(tokens)) = (self.tokens, chunk.tokens) {
             doc.add_u64(field, u64::from(tokens));
         }
+        if let (Some(field), Some(json)) = (self.metadata, self.metadata_json) {
+            if !chunk.metadata.is_empty() {
+                doc.add_object(field, filter::indexed(&chunk.metadata));
+                doc.add_text(
+                    json,
+                    serde_json::Value::Object(chunk.metadata.clone()).to_string(),
+                );
+            }
+        }
         doc
     }
 
@@ -186,7 +219,28 @@ impl Fields {
                 .and_then(|field| doc.get_first(field))
                 .and_then(|value| value.as_u64())
                 .and_then(|tokens| u32::try_from(tokens).ok()),
-        })
+            metadata: Metadata::new(),
+        }
+        .with_metadata(self.metadata_of(doc, kind)?))
+    }
+
+    /// The metadata stored in `doc`; for an index written before metadata was stored, the
+    /// fields derived from the chunk's source and kind.
+    fn metadata_of(&self, doc: &TantivyDocument, kind: ChunkKind) -> Result<Metadata, PortError> {
+        match self.metadata_json {
+            Some(field) => match doc.get_first(field).and_then(|v| v.as_str()) {
+                Some(json) => {
+                    serde_json::from_str(json).map_err(|e| PortError::internal(CORRUPT, e))
+                }
+                None => Ok(Metadata::new()),
+            },
+            None => {
+                let mut derived = Metadata::new();
+                derived.insert("source".into(), text(doc, self.source)?.into());
+                derived.insert("kind".into(), kind.as_str().into());
+                Ok(derived)
+            }
+        }
     }
 
     /// Reads the chunk id stored in `doc`.

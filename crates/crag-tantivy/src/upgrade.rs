@@ -1,4 +1,5 @@
-//! Upgrading a keyword index written before token counts were stored.
+//! Upgrading a keyword index written by an earlier release (before token counts, or before
+//! metadata, were stored).
 //!
 //! Tantivy cannot add a field to an existing index, so the chunks are written again, with
 //! their counts, into a new index beside it, whose segment files are then copied into the old
@@ -19,17 +20,19 @@ use crate::error::{io_error, port_error};
 use crate::index::WRITER_MEMORY_BUDGET;
 use crate::schema::{analyzer, open_index, Fields, Version, ANALYZER};
 
-/// Rewrites the keyword index in `dir` with the current schema, each chunk with the token
-/// count `count` gives its text (the embedder's tokenizer: what a query would count for it).
-/// Returns the number of chunks written, or `None` when the index already stores counts.
+/// Rewrites the keyword index in `dir` with the current schema: each chunk with its stored
+/// token count, or the one `count` gives its text (the embedder's tokenizer: what a query
+/// would count for it) when it has none, and its metadata (for chunks written before
+/// metadata was stored, the fields derived from their source and kind). Returns the number
+/// of chunks written, or `None` when the index has the current schema.
 ///
 /// Takes the index's writer lock for the whole upgrade: it fails as
 /// [`ErrorKind::Unavailable`] while another process (a server) has the index open. Blocking
 /// IO; idempotent.
-pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResult<Option<usize>> {
+pub fn upgrade(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResult<Option<usize>> {
     const MESSAGE: &str = "failed to upgrade the keyword index";
     let (index, fields) = open_index(dir)?;
-    if fields.stores_tokens() {
+    if fields.is_current() {
         return Ok(None);
     }
     // Held until the switch: nobody writes the old index meanwhile.
@@ -56,8 +59,13 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
         let store = segment.get_store_reader(1).map_err(io_error(MESSAGE))?;
         for doc in store.iter::<TantivyDocument>(segment.alive_bitset()) {
             let chunk = fields.chunk_of(&doc.map_err(port_error(MESSAGE))?)?;
-            let tokens = count(&chunk.text);
-            let chunk = chunk.with_tokens(tokens);
+            let chunk = match chunk.tokens {
+                Some(_) => chunk,
+                None => {
+                    let tokens = count(&chunk.text);
+                    chunk.with_tokens(tokens)
+                }
+            };
             staging_writer
                 .add_document(current.document_of(&chunk))
                 .map_err(port_error(MESSAGE))?;
@@ -72,11 +80,50 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
         .map_err(port_error(MESSAGE))?;
 
     // Copy the new segments into the old directory (registered as its files), then switch.
-    // The staging index's own files: its segments' (`<uuid>.<component>`), not its meta,
-    // its list of managed files or its locks (dot files). Read mapped, not loaded.
-    let source = MmapDirectory::open(&staging)
+    let source = copy_segments(&staging, &index)?;
+    let meta = std::fs::read(staging.join("meta.json")).map_err(io_error(MESSAGE))?;
+    index
+        .directory()
+        .atomic_write(Path::new("meta.json"), &meta)
+        .map_err(io_error(MESSAGE))?;
+    drop(writer);
+    drop(index);
+    drop(source);
+    std::fs::remove_dir_all(&staging).map_err(io_error(MESSAGE))?;
+    // The whole documents' rows were written from the old chunks: the next open writes them
+    // again from the upgraded ones (their metadata included).
+    let rows = dir.join(crate::documents::DIRECTORY);
+    if rows.exists() {
+        std::fs::remove_dir_all(&rows).map_err(io_error(MESSAGE))?;
+    }
+
+    // The old segments are no longer referenced: collect them.
+    let (index, fields) = open_index(dir)?;
+    if !fields.is_current() {
+        return Err(PortError::new(
+            ErrorKind::Internal,
+            "the upgraded keyword index does not have the current schema",
+        ));
+    }
+    let writer: IndexWriter = index
+        .writer(WRITER_MEMORY_BUDGET)
+        .map_err(port_error(MESSAGE))?;
+    writer
+        .garbage_collect_files()
+        .wait()
+        .map_err(port_error(MESSAGE))?;
+    tracing::info!(path = %dir.display(), chunks, "keyword index upgraded to the current schema");
+    Ok(Some(chunks))
+}
+
+/// Copies the staging index's own files into `index`'s directory, registered as its files:
+/// its segments' (`<uuid>.<component>`), not its meta, its list of managed files or its locks
+/// (dot files). Read mapped, not loaded; returns the staging directory, still open.
+fn copy_segments(staging: &Path, index: &Index) -> PortResult<MmapDirectory> {
+    const MESSAGE: &str = "failed to upgrade the keyword index";
+    let source = MmapDirectory::open(staging)
         .map_err(|err| PortError::with_source(ErrorKind::Internal, MESSAGE, err))?;
-    for entry in std::fs::read_dir(&staging).map_err(io_error(MESSAGE))? {
+    for entry in std::fs::read_dir(staging).map_err(io_error(MESSAGE))? {
         let entry = entry.map_err(io_error(MESSAGE))?;
         let name = PathBuf::from(entry.file_name());
         let text = name.to_string_lossy();
@@ -96,33 +143,7 @@ pub fn store_token_counts(dir: &Path, count: &dyn Fn(&str) -> usize) -> PortResu
         out.write_all(body.as_slice()).map_err(io_error(MESSAGE))?;
         out.terminate().map_err(io_error(MESSAGE))?;
     }
-    let meta = std::fs::read(staging.join("meta.json")).map_err(io_error(MESSAGE))?;
-    index
-        .directory()
-        .atomic_write(Path::new("meta.json"), &meta)
-        .map_err(io_error(MESSAGE))?;
-    drop(writer);
-    drop(index);
-    drop(source);
-    std::fs::remove_dir_all(&staging).map_err(io_error(MESSAGE))?;
-
-    // The old segments are no longer referenced: collect them.
-    let (index, fields) = open_index(dir)?;
-    if !fields.stores_tokens() {
-        return Err(PortError::new(
-            ErrorKind::Internal,
-            "the upgraded keyword index does not store token counts",
-        ));
-    }
-    let writer: IndexWriter = index
-        .writer(WRITER_MEMORY_BUDGET)
-        .map_err(port_error(MESSAGE))?;
-    writer
-        .garbage_collect_files()
-        .wait()
-        .map_err(port_error(MESSAGE))?;
-    tracing::info!(path = %dir.display(), chunks, "keyword index now stores token counts");
-    Ok(Some(chunks))
+    Ok(source)
 }
 
 /// Removes what an upgrade of the keyword index in `dir` left beside it when it stopped
@@ -137,12 +158,12 @@ pub fn remove_upgrade_leftovers(dir: &Path) -> PortResult<bool> {
     Ok(true)
 }
 
-/// Whether the keyword index in `dir` stores token counts (an empty or absent one does).
-pub fn stores_token_counts(dir: &Path) -> PortResult<bool> {
+/// Whether the keyword index in `dir` has the current schema (an absent one has).
+pub fn is_upgraded(dir: &Path) -> PortResult<bool> {
     if !dir.join("meta.json").exists() {
         return Ok(true);
     }
-    Ok(open_index(dir)?.1.stores_tokens())
+    Ok(open_index(dir)?.1.is_current())
 }
 
 /// Where the new index is built: beside `dir`.

@@ -2,9 +2,9 @@
 //! behaviour specific to this adapter (persistence, analysis, odd queries, ties).
 
 use crag_core::{Chunk, DocumentId, ScoredChunk};
-use crag_ports::testsuite::{chunk, keyword_index_suite, sample_chunks};
+use crag_ports::testsuite::{chunk, keyword_index_suite, metadata_filter_suite, sample_chunks};
 use crag_ports::{ErrorKind, KeywordIndex};
-use crag_tantivy::{store_token_counts, stores_token_counts, Bm25, TantivyKeywordIndex};
+use crag_tantivy::{is_upgraded, upgrade, Bm25, TantivyKeywordIndex};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use tempfile::TempDir;
@@ -31,6 +31,13 @@ fn ids(hits: &[ScoredChunk]) -> Vec<&str> {
 async fn passes_the_keyword_index_suite() {
     let (_dir, index) = open_temp();
     keyword_index_suite(&index).await;
+}
+
+#[tokio::test]
+async fn passes_the_metadata_filter_suite() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = TantivyKeywordIndex::open(dir.path()).expect("open");
+    metadata_filter_suite(&index).await;
 }
 
 #[tokio::test]
@@ -493,20 +500,14 @@ async fn an_old_index_is_upgraded_in_place_to_store_token_counts() {
             .await
             .expect("delete");
         // A process holding the index open keeps it: the upgrade is refused, nothing changes.
-        let err = store_token_counts(&path, &words_plus_two).expect_err("index in use");
+        let err = upgrade(&path, &words_plus_two).expect_err("index in use");
         assert_eq!(err.kind(), ErrorKind::Unavailable);
     }
-    assert!(!stores_token_counts(&path).expect("read"));
+    assert!(!is_upgraded(&path).expect("read"));
 
-    assert_eq!(
-        store_token_counts(&path, &words_plus_two).expect("upgrade"),
-        Some(2)
-    );
-    assert!(stores_token_counts(&path).expect("read"));
-    assert_eq!(
-        store_token_counts(&path, &words_plus_two).expect("again"),
-        None
-    );
+    assert_eq!(upgrade(&path, &words_plus_two).expect("upgrade"), Some(2));
+    assert!(is_upgraded(&path).expect("read"));
+    assert_eq!(upgrade(&path, &words_plus_two).expect("again"), None);
     assert!(
         !dir.path().join("keyword.upgrade").exists(),
         "staging removed"
@@ -522,7 +523,17 @@ async fn an_old_index_is_upgraded_in_place_to_store_token_counts() {
         .get(std::slice::from_ref(&second.id))
         .await
         .expect("get");
-    assert_eq!(read, [second.clone().with_tokens(8)]);
+    // Its metadata: the fields derived from its source and kind (the old index had none).
+    let derived = serde_json::json!({"source": "fixtures/b.md", "kind": "prose"});
+    let derived = derived.as_object().expect("object").clone();
+    assert_eq!(read, [second.clone().with_tokens(8).with_metadata(derived)]);
+    let filter = crag_core::MetadataFilter::from_json(&serde_json::json!({"kind": "prose"}))
+        .expect("filter");
+    assert_eq!(
+        index.filter_documents(&filter).await.expect("filter").len(),
+        2,
+        "the upgraded index filters on the derived fields"
+    );
     assert!(index
         .search("deleted", 10)
         .await

@@ -45,6 +45,7 @@ impl From<AskBody> for AskParams {
                 kinds: b.filters.kinds,
                 languages: b.filters.languages,
                 symbol_kinds: b.filters.symbol_kinds,
+                metadata: b.filters.metadata,
                 session_id: b.session_id,
             },
             new_session: b.new_session,

@@ -71,6 +71,12 @@ pub struct Filters {
     /// Keep code chunks defining these kinds of symbol (`function`, `method`, `struct`...).
     #[serde(default)]
     pub symbol_kinds: Vec<String>,
+    /// Keep documents whose metadata passes this filter, applied inside both legs'
+    /// searches: `{"team": "billing", "year": {"$gte": 2020}}`; operators `$eq`, `$ne`,
+    /// `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$and`, `$or`, `$not`
+    /// (docs/filters.md).
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
 }
 
 impl From<QueryBody> for QueryParams {
@@ -86,6 +92,7 @@ impl From<QueryBody> for QueryParams {
             kinds: b.filters.kinds,
             languages: b.filters.languages,
             symbol_kinds: b.filters.symbol_kinds,
+            metadata: b.filters.metadata,
             session_id: b.session_id,
         }
     }
@@ -115,6 +122,11 @@ pub struct DocumentBody {
     pub source: Option<String>,
     /// `prose` (default) or `code`.
     pub kind: Option<String>,
+    /// The document's metadata: a JSON object of at most `limits.max_metadata_bytes`, keys
+    /// of letters, digits, `_` and `-`; not `source`, `kind`, `language` or `modified`,
+    /// which crag derives.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
 }
 
 impl From<DocumentBody> for DocumentParams {
@@ -125,6 +137,7 @@ impl From<DocumentBody> for DocumentParams {
             title: d.title,
             source: d.source,
             kind: d.kind,
+            metadata: d.metadata,
         }
     }
 }

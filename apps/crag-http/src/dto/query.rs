@@ -140,6 +140,10 @@ pub(crate) struct ResultOutput<'a> {
     tokens: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     code: Option<CodeOutput<'a>>,
+    /// The document's metadata: its own fields and those crag derives (`source`, `kind`,
+    /// `language`, `modified`); empty for web results.
+    #[schema(value_type = Object)]
+    metadata: &'a crag_core::Metadata,
     text: &'a str,
 }
 
@@ -269,6 +273,7 @@ fn result(rank: usize, a: &Artifact) -> ResultOutput<'_> {
         refined: a.refined,
         tokens: a.tokens,
         code: c.code.as_ref().map(CodeOutput::from),
+        metadata: &c.metadata,
         text: &c.text,
     }
 }

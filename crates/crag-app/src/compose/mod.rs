@@ -150,16 +150,17 @@ pub async fn open_indexes(
     Ok(engine)
 }
 
-/// Stores token counts in a keyword index written before they were stored (before
-/// 2026-11-26), counted by the embedder's tokenizer as a query would count them; `None` when
-/// the index stores them already (or there is none). Run before [`open_indexes`]: it takes
+/// Upgrades a keyword index written by an earlier release to the current schema: token
+/// counts (before 2026-11-26; counted by the embedder's tokenizer as a query would count
+/// them) and metadata (before 2026-11-27); the chunks it rewrote, `None` when the index has
+/// the current schema already (or there is none). Run before [`open_indexes`]: it takes
 /// the index's writer lock, and fails while another process holds the index.
-pub async fn store_token_counts(config: &Config, data_dir: &Path) -> Result<Option<usize>> {
+pub async fn upgrade_keyword_index(config: &Config, data_dir: &Path) -> Result<Option<usize>> {
     let dir = data_dir.join("keyword");
     if crag_tantivy::remove_upgrade_leftovers(&dir)? {
         tracing::info!(path = %dir.display(), "removed what an interrupted upgrade left");
     }
-    if crag_tantivy::stores_token_counts(&dir)? {
+    if crag_tantivy::is_upgraded(&dir)? {
         return Ok(None);
     }
     // The index holds chunks: the precision it records (both models share the tokenizer).
@@ -171,11 +172,11 @@ pub async fn store_token_counts(config: &Config, data_dir: &Path) -> Result<Opti
             crag_ports::Embedder::count_tokens(&embedder, text)
                 .unwrap_or_else(|_| crag_expansion::estimate_tokens(text))
         };
-        Ok(crag_tantivy::store_token_counts(&dir, &count)?)
+        Ok(crag_tantivy::upgrade(&dir, &count)?)
     })
     .await
     .context("token count task failed")?
-    .context("failed to store token counts in the keyword index")
+    .context("failed to upgrade the keyword index")
 }
 
 /// The model precision `configured` means for the index in `data_dir` holding `stored` chunks:
@@ -329,8 +330,8 @@ pub fn spawn_session_sweeper(
 pub async fn engine(config: &Config) -> Result<Engine> {
     let parts = components(config)?;
     if config.server.reconcile_on_start {
-        if let Some(chunks) = store_token_counts(config, &config.data_dir).await? {
-            tracing::info!(chunks, "keyword index upgraded: token counts stored");
+        if let Some(chunks) = upgrade_keyword_index(config, &config.data_dir).await? {
+            tracing::info!(chunks, "keyword index upgraded to the current schema");
         }
     }
     let engine = open_indexes(

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crag_core::{CachedNode, ChatTurn, Session, SessionUpdate};
+use crag_core::{CachedNode, ChatTurn, ChunkFilter, Session, SessionUpdate};
 use crag_gaps::gap_key;
 use crag_ports::GapReport;
 
@@ -82,7 +82,10 @@ impl Engine {
                     }
                     break reason;
                 }
-                Next::Fetch => self.fetch_gaps(&mut state, &pending).await?,
+                Next::Fetch => {
+                    self.fetch_gaps(&mut state, &pending, &request.filter)
+                        .await?;
+                }
             }
         };
         self.finish(request, state, stop, pass1.first, &pass1.cached_ids)
@@ -171,14 +174,19 @@ impl Engine {
 
     /// Retrieves each of `pending` (up to the per-pass limit; the rest stay unresolved) and
     /// builds the next pass's context from the finds.
-    async fn fetch_gaps(&self, state: &mut AskState, pending: &[String]) -> Result<()> {
+    async fn fetch_gaps(
+        &self,
+        state: &mut AskState,
+        pending: &[String],
+        filter: &ChunkFilter,
+    ) -> Result<()> {
         let config = &self.cgrag.config;
         let started = Instant::now();
         let known_ids = state.known_ids();
         let mut fetched = Vec::new();
         for gap in pending.iter().take(config.max_gaps_per_pass) {
             let (lookup, found) =
-                retrieve_gap(self, gap, &known_ids, config.targeted_top_k).await?;
+                retrieve_gap(self, gap, &known_ids, config.targeted_top_k, filter).await?;
             state.record_gap(gap, lookup, &found);
             fetched.extend(found);
         }

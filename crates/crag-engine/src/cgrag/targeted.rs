@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use crag_core::{Chunk, ChunkId, Query, ScoredChunk, TopK};
+use crag_core::{Chunk, ChunkFilter, ChunkId, Query, ScoredChunk, TopK};
 use crag_gaps::{classify_gap, GapQuery};
 use crag_ports::SymbolLookup;
 
@@ -180,14 +180,33 @@ async fn retrieve_symbol(
     ))
 }
 
-/// Retrieves `gap`: how it was looked up, and the new artifacts (not in `known`), best first,
-/// at most `top_k`.
+/// Retrieves `gap`: how it was looked up, and the new artifacts (not in `known`, passing the
+/// request's `filter`), best first, at most `top_k`.
 pub(crate) async fn retrieve_gap(
     engine: &Engine,
     gap: &str,
     known: &HashSet<String>,
     top_k: usize,
+    filter: &ChunkFilter,
 ) -> Result<(&'static str, Vec<Artifact>)> {
+    let (lookup, mut hits) = lookup_gap(engine, gap, known, top_k).await?;
+    // A gap's lookups read the whole index: what the request's filter leaves out is dropped
+    // here (code metadata is on every hit, for the filter's languages and symbol kinds).
+    hits.retain(|h| filter.matches(&h.chunk));
+    Ok((
+        lookup,
+        hits.into_iter().map(|h| artifact(h, engine)).collect(),
+    ))
+}
+
+/// Looks `gap` up: how, and the new hits (not in `known`), best first, at most `top_k`, with
+/// their code metadata.
+async fn lookup_gap(
+    engine: &Engine,
+    gap: &str,
+    known: &HashSet<String>,
+    top_k: usize,
+) -> Result<(&'static str, Vec<ScoredChunk>)> {
     let fresh = |h: &ScoredChunk| !known.contains(h.chunk.id.as_str());
     let (lookup, hits): (&'static str, Vec<ScoredChunk>) = match classify_gap(gap) {
         GapQuery::Fuzzy(text) | GapQuery::TopicInPath { topic: text, .. }
@@ -236,22 +255,14 @@ pub(crate) async fn retrieve_gap(
         | GapQuery::SymbolInPath { .. }
         | GapQuery::Qualified { .. }) => {
             match retrieve_symbol(engine, query, known, top_k).await? {
-                SymbolHits::Defined(defined) => {
-                    return Ok((
-                        "symbol_index",
-                        defined.into_iter().map(|h| artifact(h, engine)).collect(),
-                    ))
-                }
+                SymbolHits::Defined(defined) => return Ok(("symbol_index", defined)),
                 SymbolHits::Mentioned(lookup, hits) => (lookup, hits),
             }
         }
     };
     let mut hits = hits;
     engine.hydrate_code(&mut hits).await?;
-    Ok((
-        lookup,
-        hits.into_iter().map(|h| artifact(h, engine)).collect(),
-    ))
+    Ok((lookup, hits))
 }
 
 #[cfg(test)]

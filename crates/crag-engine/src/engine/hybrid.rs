@@ -4,8 +4,10 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use crag_core::{Chunk, ChunkFilter, ChunkId, FusedHit, ScoredChunk, ScoredId, TopK};
-use crag_ports::PortResult;
+use crag_core::{
+    Chunk, ChunkFilter, ChunkId, DocumentId, FusedHit, MetadataFilter, ScoredChunk, ScoredId, TopK,
+};
+use crag_ports::{KeywordQuery, PortResult};
 
 use super::{Engine, KeywordInput, Retrieval, RetrievalTimings, VectorInput, FILTER_OVERFETCH};
 use crate::code;
@@ -33,11 +35,15 @@ impl Engine {
         filter: &ChunkFilter,
     ) -> Result<Retrieval> {
         let started = Instant::now();
+        if let Some(metadata) = &filter.metadata {
+            self.check_metadata_filter(metadata).await?;
+        }
         let mut depth = self.config.leg_depth.max(top_k.get());
-        if !filter.is_empty() {
+        // The metadata filter is applied inside both searches; the rest on their candidates.
+        if filter.filters_candidates() {
             depth = depth.saturating_mul(FILTER_OVERFETCH);
         }
-        let keyword_leg = self.keyword_leg(keyword_input, depth);
+        let keyword_leg = self.keyword_leg(keyword_input, depth, filter.metadata.as_ref());
         let vector_leg = self.vector_leg(vector_input, depth, filter);
         let ((keyword, keyword_time), (vector, query_vector, embed_time, vector_time)) =
             tokio::join!(keyword_leg, vector_leg);
@@ -106,15 +112,35 @@ impl Engine {
         })
     }
 
-    /// The keyword leg: BM25 over chunks or documents, of text or weighted terms, at most
-    /// `depth` hits, and how long it took.
+    /// Refuses a metadata filter that names a field no stored document has, or compares a
+    /// field with a kind of value it never holds.
+    pub(crate) async fn check_metadata_filter(&self, filter: &MetadataFilter) -> Result<()> {
+        let fields = self.keywords.metadata_fields().await?;
+        filter.check(&|field| fields.get(field).cloned())?;
+        Ok(())
+    }
+
+    /// The keyword leg: BM25 over chunks or documents, of text or weighted terms, among the
+    /// chunks `metadata` passes, at most `depth` hits, and how long it took.
     async fn keyword_leg(
         &self,
         input: KeywordInput<'_>,
         depth: usize,
+        metadata: Option<&MetadataFilter>,
     ) -> (PortResult<Vec<ScoredChunk>>, Duration) {
         let t = Instant::now();
         let keywords = self.keywords.as_ref();
+        if let Some(filter) = metadata {
+            let query = match input {
+                KeywordInput::Text(text) => KeywordQuery::Text(text),
+                KeywordInput::Terms(terms) => KeywordQuery::Terms(terms),
+            };
+            let documents = self.config.scope == RetrievalScope::Documents;
+            let hits = keywords
+                .search_filtered(query, documents, depth, filter)
+                .await;
+            return (hits, t.elapsed());
+        }
         let hits = match (input, self.config.scope) {
             (KeywordInput::Text(text), RetrievalScope::Documents) => {
                 keywords.search_documents(text, depth).await
@@ -142,25 +168,49 @@ impl Engine {
         filter: &ChunkFilter,
     ) -> (PortResult<VectorHits>, Option<Vec<f32>>, Duration, Duration) {
         let t = Instant::now();
-        let embedded = match input {
-            VectorInput::Text(text) => self.query_vectors.embed(self.embedder.as_ref(), text).await,
-            VectorInput::Vector(v) => Ok(Some(v.to_vec())),
+        let embed = async {
+            let embedded = match input {
+                VectorInput::Text(text) => {
+                    self.query_vectors.embed(self.embedder.as_ref(), text).await
+                }
+                VectorInput::Vector(v) => Ok(Some(v.to_vec())),
+            };
+            (embedded, t.elapsed())
         };
-        let embed_time = t.elapsed();
+        // The documents a metadata filter passes, read while the query is embedded: the
+        // vector search is restricted to their chunks.
+        let passing = async {
+            match &filter.metadata {
+                Some(metadata) => Some(
+                    self.keywords
+                        .filter_documents(metadata)
+                        .await
+                        .map(|ids| ids.into_iter().collect::<HashSet<DocumentId>>()),
+                ),
+                None => None,
+            }
+        };
+        let ((embedded, embed_time), passing) = tokio::join!(embed, passing);
+        let within = match passing.transpose() {
+            Ok(within) => within,
+            Err(e) => return (Err(e), None, embed_time, Duration::ZERO),
+        };
         let t = Instant::now();
         let (hits, used): (PortResult<VectorHits>, _) = match embedded {
             Ok(Some(vector)) => {
-                let hits = if filter.is_empty() {
-                    self.vectors
-                        .nearest_ids(&vector, depth)
-                        .await
-                        .map(VectorHits::Ids)
-                } else {
+                let hits = if filter.filters_candidates() {
                     // A filter reads the chunks before fusion: ids from the vector index,
                     // the chunks from the catalogue (orphans left out).
-                    self.nearest_catalogued(&vector, depth)
+                    self.nearest_catalogued(&vector, depth, within.as_ref())
                         .await
                         .map(VectorHits::Chunks)
+                } else {
+                    match &within {
+                        Some(within) => self.vectors.nearest_ids_within(&vector, depth, within),
+                        None => self.vectors.nearest_ids(&vector, depth),
+                    }
+                    .await
+                    .map(VectorHits::Ids)
                 };
                 (hits, Some(vector))
             }
@@ -178,10 +228,18 @@ impl Engine {
         &self,
         vector: &[f32],
         k: usize,
+        within: Option<&HashSet<DocumentId>>,
     ) -> PortResult<Vec<ScoredChunk>> {
         let mut asked = k;
         loop {
-            let ids = self.vectors.nearest_ids(vector, asked).await?;
+            let ids = match within {
+                Some(within) => {
+                    self.vectors
+                        .nearest_ids_within(vector, asked, within)
+                        .await?
+                }
+                None => self.vectors.nearest_ids(vector, asked).await?,
+            };
             let wanted: Vec<ChunkId> = ids.iter().map(|h| h.id.clone()).collect();
             let mut read: HashMap<ChunkId, Chunk> = match self.keywords.get(&wanted).await {
                 Ok(chunks) => chunks.into_iter().map(|c| (c.id.clone(), c)).collect(),

@@ -1,10 +1,56 @@
 //! The vector-index contract.
 
-use crag_core::DocumentId;
+use std::collections::{HashMap, HashSet};
+
+use crag_core::{ChunkId, DocumentId, ScoredId};
 
 use super::feedback::stored_vectors_contract;
 use super::sample_chunks;
 use crate::{DocumentEntry, EmbeddedChunk, Embedder, VectorIndex};
+
+/// A search restricted to some documents is the unrestricted ranking with the other
+/// documents' chunks taken away, `k` whenever `k` are stored.
+async fn nearest_within_contract(index: &dyn VectorIndex, records: &[EmbeddedChunk]) {
+    let document_of: HashMap<&ChunkId, &DocumentId> = records
+        .iter()
+        .map(|r| (&r.chunk.id, &r.chunk.document_id))
+        .collect();
+    let sets: [&[&str]; 4] = [
+        &["bread.md"],
+        &["rust.md", "space.md"],
+        &["nowhere.md"],
+        &[],
+    ];
+    for record in records {
+        let all = index
+            .nearest_ids(&record.vector, records.len())
+            .await
+            .expect("nearest");
+        for set in sets {
+            let within: HashSet<DocumentId> = set
+                .iter()
+                .map(|d| DocumentId::new(*d).expect("id"))
+                .collect();
+            let expected: Vec<&ScoredId> = all
+                .iter()
+                .filter(|h| within.contains(document_of[&h.id]))
+                .collect();
+            for k in [1, 2, records.len()] {
+                let got = index
+                    .nearest_ids_within(&record.vector, k, &within)
+                    .await
+                    .expect("nearest within");
+                let want = &expected[..k.min(expected.len())];
+                let ids: Vec<&str> = got.iter().map(|h| h.id.as_str()).collect();
+                let wanted: Vec<&str> = want.iter().map(|h| h.id.as_str()).collect();
+                assert_eq!(ids, wanted, "nearest {k} within {set:?}");
+                for (g, w) in got.iter().zip(want) {
+                    assert!((g.score - w.score).abs() < 1e-4, "score of {} moved", g.id);
+                }
+            }
+        }
+    }
+}
 
 /// Runs the vector-index contract against an empty `index`, embedding with `embedder`.
 pub async fn vector_index_suite(index: &dyn VectorIndex, embedder: &dyn Embedder) {
@@ -37,6 +83,7 @@ pub async fn vector_index_suite(index: &dyn VectorIndex, embedder: &dyn Embedder
     index.upsert(&records).await.expect("upsert");
     assert_eq!(index.count().await.expect("count"), chunks.len());
     stored_vectors_contract(index, &records).await;
+    nearest_within_contract(index, &records).await;
     let listed = |pairs: &[(&str, usize)]| -> Vec<DocumentEntry> {
         pairs
             .iter()
