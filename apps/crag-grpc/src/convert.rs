@@ -42,6 +42,7 @@ pub(crate) fn query_params(m: pb::QueryRequest) -> Result<QueryParams, tonic::St
         languages: filters.languages,
         symbol_kinds: filters.symbol_kinds,
         metadata,
+        scope: None,
         session_id: non_empty(m.session_id),
     })
 }
@@ -208,6 +209,7 @@ pub(crate) fn ask_params(m: pb::AskRequest) -> Result<crag_app::AskParams, tonic
             languages: filters.languages,
             symbol_kinds: filters.symbol_kinds,
             metadata,
+            scope: None,
             session_id: non_empty(m.session_id),
         },
         new_session: m.new_session,

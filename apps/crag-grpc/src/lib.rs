@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crag_app::Config;
-use crag_app::{Api, AppError, Code, TokenSet};
+use crag_app::{Api, AppError, Caller, Code, TokenSet};
 use crag_engine::Engine;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -43,6 +43,7 @@ pub fn status(e: AppError) -> Status {
     let code = match e.code {
         Code::InvalidArgument => tonic::Code::InvalidArgument,
         Code::Unauthenticated => tonic::Code::Unauthenticated,
+        Code::PermissionDenied => tonic::Code::PermissionDenied,
         Code::NotFound => tonic::Code::NotFound,
         Code::ResourceExhausted => tonic::Code::ResourceExhausted,
         Code::Unavailable => tonic::Code::Unavailable,
@@ -137,7 +138,9 @@ impl Crag for CragService {
         &self,
         request: Request<pb::QueryRequest>,
     ) -> Result<Response<pb::QueryResponse>, Status> {
-        let params = convert::query_params(request.into_inner())?;
+        let caller = caller_of(&request)?;
+        let mut params = convert::query_params(request.into_inner())?;
+        params.scope = caller.scope;
         self.guarded("Query", async {
             let (_, outcome) = self.api.query(&params).await?;
             Ok::<_, AppError>(convert::query_response(
@@ -152,6 +155,7 @@ impl Crag for CragService {
         &self,
         request: Request<Streaming<pb::Document>>,
     ) -> Result<Response<pb::IngestResponse>, Status> {
+        Api::may_write(&caller_of(&request)?).map_err(status)?;
         let mut stream = request.into_inner();
         self.guarded("Ingest", async {
             let mut received = Vec::new();
@@ -174,6 +178,7 @@ impl Crag for CragService {
         &self,
         request: Request<pb::DeleteDocumentRequest>,
     ) -> Result<Response<pb::DeleteDocumentResponse>, Status> {
+        Api::may_write(&caller_of(&request)?).map_err(status)?;
         let raw = request.into_inner().id;
         self.guarded("DeleteDocument", async {
             self.api.delete(&raw).await?;
@@ -189,7 +194,9 @@ impl Crag for CragService {
         &self,
         request: Request<pb::AskRequest>,
     ) -> Result<Response<pb::AskResponse>, Status> {
-        let params = convert::ask_params(request.into_inner())?;
+        let caller = caller_of(&request)?;
+        let mut params = convert::ask_params(request.into_inner())?;
+        params.query.scope = caller.scope;
         self.guarded("Ask", async {
             let outcome = self.api.ask(&params).await?;
             Ok::<_, AppError>(convert::ask_response(&outcome))
@@ -203,7 +210,9 @@ impl Crag for CragService {
         &self,
         request: Request<pb::AskRequest>,
     ) -> Result<Response<Self::AskStreamStream>, Status> {
-        let params = convert::ask_params(request.into_inner())?;
+        let caller = caller_of(&request)?;
+        let mut params = convert::ask_params(request.into_inner())?;
+        params.query.scope = caller.scope;
         // Bad input is refused before the stream starts.
         let request = self.api.ask_request(&params).map_err(status)?;
         let api = self.api.clone();
@@ -301,6 +310,16 @@ impl Crag for CragService {
     }
 }
 
+/// The caller the authentication interceptor put on `request`; a request that did not pass
+/// through it is refused.
+fn caller_of<T>(request: &Request<T>) -> Result<Caller, Status> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .cloned()
+        .ok_or_else(|| status(AppError::unauthenticated()))
+}
+
 /// Health reporter of a running server: flip to NOT_SERVING while draining.
 pub type HealthReporter = tonic_health::server::HealthReporter;
 
@@ -318,7 +337,10 @@ pub async fn routes(
             .metadata()
             .get("authorization")
             .map(|v| v.as_bytes());
-        api.authorize(header).map(|()| request).map_err(status)
+        let caller = api.authorize(header).map_err(status)?;
+        let mut request = request;
+        request.extensions_mut().insert(caller);
+        Ok(request)
     };
     let crag = CragServer::new(service)
         .max_decoding_message_size(max)

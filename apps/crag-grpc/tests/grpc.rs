@@ -916,3 +916,80 @@ async fn metadata_is_kept_returned_and_filtered_on_over_grpc() {
     assert!(r.errors[0].message.contains("derives"), "{r:?}");
     assert_eq!(documents(&mut client).await, 2, "nothing stored");
 }
+
+#[tokio::test]
+async fn a_scoped_token_sees_its_documents_only_over_grpc() {
+    const BILLING: &str = "billing-token-0123456789";
+    let s = server(
+        |c| {
+            c.auth.scoped = vec![crag_config::ScopedToken {
+                token: BILLING.into(),
+                filter: serde_json::json!({"team": "billing"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                ..Default::default()
+            }]
+        },
+        &[TOKEN],
+    )
+    .await;
+    let mut client = s.client().await;
+    fn as_token<T>(token: &str, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        let value = MetadataValue::try_from(format!("Bearer {token}")).unwrap();
+        request.metadata_mut().insert("authorization", value);
+        request
+    }
+    let with = |id: &str, team: &str| Document {
+        metadata_json: format!(r#"{{"team": "{team}"}}"#),
+        ..doc(id, "Bread orders and their refunds.", "prose")
+    };
+    let documents = || vec![with("kb/a.md", "billing"), with("kb/b.md", "search")];
+    let e = client
+        .ingest(as_token(BILLING, tokio_stream::iter(documents())))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    client
+        .ingest(as_token(TOKEN, tokio_stream::iter(documents())))
+        .await
+        .unwrap();
+    let widening = QueryRequest {
+        use_crag: Some(false),
+        filters: Some(Filters {
+            metadata_json: r#"{"$or": [{"team": "search"}, {"team": "billing"}]}"#.into(),
+            ..Filters::default()
+        }),
+        ..query("bread refunds")
+    };
+    let answer = client
+        .query(as_token(BILLING, widening.clone()))
+        .await
+        .unwrap()
+        .into_inner();
+    let seen: Vec<&str> = answer
+        .artifacts
+        .iter()
+        .map(|a| a.document_id.as_str())
+        .collect();
+    assert_eq!(seen, ["kb/a.md"]);
+    let answer = client
+        .query(as_token(TOKEN, widening))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.artifacts.len(), 2, "the full token sees both");
+    let e = client
+        .delete_document(as_token(
+            BILLING,
+            DeleteDocumentRequest {
+                id: "kb/a.md".into(),
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    drop(client);
+    s.shutdown().await;
+}

@@ -13,6 +13,8 @@ pub enum ApiError {
     InvalidArgument(String),
     /// 401: missing or wrong bearer token.
     Unauthenticated,
+    /// 403: the token may not do this (a read-only scoped token writing).
+    PermissionDenied(String),
     /// 404: no such document or route.
     NotFound(String),
     /// 405: the route exists, the method does not.
@@ -42,7 +44,8 @@ pub(crate) struct ErrorBody<'a> {
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = ErrorDetail)]
 struct Detail<'a> {
-    /// Stable, machine-readable: `invalid_argument`, `unauthenticated`, `not_found`,
+    /// Stable, machine-readable: `invalid_argument`, `unauthenticated`,
+    /// `permission_denied`, `not_found`,
     /// `method_not_allowed`, `payload_too_large`, `unsupported_media_type`,
     /// `resource_exhausted`, `unavailable`, `deadline_exceeded` or `internal`.
     code: &'a str,
@@ -60,6 +63,7 @@ impl ApiError {
                 "unauthenticated",
                 "missing or invalid bearer token",
             ),
+            Self::PermissionDenied(m) => (StatusCode::FORBIDDEN, "permission_denied", m),
             Self::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m),
             Self::MethodNotAllowed => (
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -125,6 +129,7 @@ impl From<AppError> for ApiError {
         match e.code {
             Code::InvalidArgument => Self::InvalidArgument(e.message),
             Code::Unauthenticated => Self::Unauthenticated,
+            Code::PermissionDenied => Self::PermissionDenied(e.message),
             Code::NotFound => Self::NotFound(e.message),
             Code::ResourceExhausted => Self::ResourceExhausted,
             Code::Unavailable => Self::Unavailable(e.message),

@@ -7,10 +7,13 @@ use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use axum::Json;
-use crag_app::{AskParams, DocumentParams, EvaluateParams, QueryParams};
+use crag_app::{Api, AskParams, Caller, DocumentParams, EvaluateParams, QueryParams};
 
-use crate::openapi::{AuthErrors, BodyErrors, InvalidArgument, NotFound, ServiceUnavailable};
+use crate::openapi::{
+    AuthErrors, BodyErrors, InvalidArgument, NotFound, ServiceUnavailable, WriteErrors,
+};
 use crate::{dto, ApiError, AppState};
 
 /// Liveness.
@@ -68,10 +71,14 @@ pub(crate) async fn metrics(State(state): State<AppState>) -> Result<Response, A
 ))]
 pub(crate) async fn query(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     body: Result<Json<dto::QueryBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
-    let params = QueryParams::from(body);
+    let params = QueryParams {
+        scope: caller.scope,
+        ..QueryParams::from(body)
+    };
     let (request, outcome) = state.inner.api.query(&params).await?;
     let response = dto::query_response(None, params.session_id.as_deref(), request.top_k, &outcome);
     Ok(Json(response).into_response())
@@ -100,12 +107,15 @@ pub(crate) async fn evaluate(
     (status = 200, description = "Counts and per-document errors", body = dto::IngestResponse),
     InvalidArgument,
     BodyErrors,
+    WriteErrors,
     AuthErrors,
 ))]
 pub(crate) async fn ingest(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     body: Result<Json<dto::DocumentsBody>, JsonRejection>,
 ) -> Result<Json<dto::IngestResponse>, ApiError> {
+    Api::may_write(&caller)?;
     let Json(body) = body?;
     let documents = body
         .documents
@@ -123,12 +133,15 @@ pub(crate) async fn ingest(
         (status = 200, description = "Deleted", body = dto::DeleteResponse),
         NotFound,
         InvalidArgument,
+        WriteErrors,
         AuthErrors,
     ))]
 pub(crate) async fn delete_document(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<dto::DeleteResponse>, ApiError> {
+    Api::may_write(&caller)?;
     let Path(raw) = id?;
     state.inner.api.delete(&raw).await?;
     Ok(Json(dto::DeleteResponse {
@@ -162,11 +175,13 @@ pub(crate) async fn stats(
 ))]
 pub(crate) async fn ask(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     body: Result<Json<dto::AskBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
-    let params = AskParams::from(body);
+    let mut params = AskParams::from(body);
+    params.query.scope = caller.scope;
     let streamed = headers
         .get(axum::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())

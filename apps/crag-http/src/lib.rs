@@ -163,12 +163,15 @@ pub async fn run(
 }
 
 /// Bearer-token check on every API route (health checks are outside it).
-async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn authenticate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let header = request.headers().get(AUTHORIZATION).map(|v| v.as_bytes());
-    if let Err(e) = state.inner.api.authorize(header) {
-        return ApiError::from(e).into_response();
+    match state.inner.api.authorize(header) {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(e) => ApiError::from(e).into_response(),
     }
-    next.run(request).await
 }
 
 /// Concurrency limit (refuse, never queue) and the per-request deadline.

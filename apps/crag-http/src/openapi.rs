@@ -24,6 +24,15 @@ use crate::error::ErrorBody;
 )]
 struct ApiDoc;
 
+/// The refusal of a write by a token that may not write.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code, reason = "describes responses, never constructed")]
+pub(crate) enum WriteErrors {
+    /// The token may not ingest or delete (a scoped token without `write`).
+    #[response(status = 403)]
+    PermissionDenied(ErrorBody<'static>),
+}
+
 /// The errors of every authenticated route.
 #[derive(utoipa::IntoResponses)]
 #[allow(dead_code, reason = "describes responses, never constructed")]

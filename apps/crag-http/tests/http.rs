@@ -32,7 +32,12 @@ async fn app(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> App {
     config.validate().unwrap();
     let engine = crag_app::compose::engine(&config).await.unwrap();
     let tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
-    let state = AppState::new(engine, &config, TokenSet::new(&tokens)).unwrap();
+    let state = AppState::new(
+        engine,
+        &config,
+        TokenSet::new(&tokens).with_scoped(&config).unwrap(),
+    )
+    .unwrap();
     App {
         router: router(state.clone()),
         state,
@@ -1100,4 +1105,86 @@ async fn metadata_is_kept_returned_and_filtered_on_and_bad_filters_are_refused()
         assert!(got.contains(expected), "{got}");
     }
     assert_eq!(documents(&app).await, 3);
+}
+
+#[tokio::test]
+async fn a_scoped_token_sees_its_documents_only_and_cannot_widen_or_write() {
+    const BILLING: &str = "billing-token-0123456789";
+    let app = app(
+        |c| {
+            c.auth.scoped = vec![crag_config::ScopedToken {
+                token: BILLING.into(),
+                filter: json!({"team": "billing"}).as_object().unwrap().clone(),
+                ..Default::default()
+            }]
+        },
+        &[TOKEN],
+    )
+    .await;
+    let as_token = |token: &str, mut request: Request<Body>| {
+        let value = format!("Bearer {token}").parse().unwrap();
+        request.headers_mut().insert(header::AUTHORIZATION, value);
+        request
+    };
+    let sent = json!({"documents": [
+        {"id": "kb/a.md", "metadata": {"team": "billing"}, "text": "Refunds of bread orders."},
+        {"id": "kb/b.md", "metadata": {"team": "search"}, "text": "Bread ranking in search."},
+        {"id": "kb/c.md", "text": "Bread without a team."}
+    ]});
+    let ingest = || json_request(Method::POST, "/v1/documents", sent.to_string());
+    let (status, body) = send(&app, as_token(BILLING, ingest())).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "permission_denied");
+    let (status, body) = send(&app, as_token(TOKEN, ingest())).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let query = |filter: Value| {
+        json_request(
+            Method::POST,
+            "/v1/query",
+            json!({"query": "bread", "topK": 5, "useCrag": false,
+                   "filters": {"metadata": filter}})
+            .to_string(),
+        )
+    };
+    let ids = |body: &Value| -> Vec<String> {
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["documentId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (status, body) = send(&app, as_token(TOKEN, query(json!({})))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(ids(&body).len(), 3, "the full token sees everything");
+    for widening in [
+        json!({}),
+        json!({"$or": [{"team": "search"}, {"team": "billing"}]}),
+        json!({"team": {"$ne": "billing"}}),
+    ] {
+        let (status, body) = send(&app, as_token(BILLING, query(widening.clone()))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let seen = ids(&body);
+        assert!(
+            seen.iter().all(|id| id == "kb/a.md"),
+            "{widening}: {seen:?}"
+        );
+    }
+    let (_, body) = send(&app, as_token(BILLING, query(json!({})))).await;
+    assert_eq!(ids(&body), ["kb/a.md"]);
+    let delete = Request::delete("/v1/documents/kb%2Fa.md")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _) = send(&app, as_token(BILLING, delete)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(documents_as(&app, TOKEN).await, 3, "nothing deleted");
+}
+
+async fn documents_as(app: &App, token: &str) -> u64 {
+    let mut request = get("/v1/stats");
+    let value = format!("Bearer {token}").parse().unwrap();
+    request.headers_mut().insert(header::AUTHORIZATION, value);
+    let (status, body) = send(app, request).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["documents"].as_u64().unwrap()
 }

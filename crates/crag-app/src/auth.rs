@@ -1,14 +1,29 @@
-//! Bearer-token authentication shared by the HTTP and gRPC APIs.
+//! Bearer-token authentication shared by the HTTP and gRPC APIs, and what each token may
+//! see and do.
 
 use std::fmt;
+
+use crag_core::MetadataFilter;
 
 use crate::Config;
 use anyhow::Result;
 
-/// The accepted bearer tokens, kept as SHA-256 digests and compared in constant time.
+/// Who is calling, as its token says: the documents it sees and whether it may write. The
+/// default (authentication off, or a token of `auth.tokens`) sees everything and writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// A metadata filter ANDed into every retrieval of the caller's requests.
+    pub scope: Option<MetadataFilter>,
+    /// Ingest and delete are refused.
+    pub read_only: bool,
+}
+
+/// The accepted bearer tokens, kept as SHA-256 digests and compared in constant time, each
+/// with the [`Caller`] it makes.
 #[derive(Clone, Default)]
 pub struct TokenSet {
     digests: Vec<[u8; 32]>,
+    callers: Vec<Caller>,
 }
 
 impl fmt::Debug for TokenSet {
@@ -18,16 +33,39 @@ impl fmt::Debug for TokenSet {
 }
 
 impl TokenSet {
-    /// The tokens the configuration accepts: `auth.tokens` plus those in `$auth.tokens_env`.
+    /// The tokens the configuration accepts: `auth.tokens`, those in `$auth.tokens_env`, and
+    /// the scoped tokens of `[[auth.scoped]]` with their filters.
     pub fn from_config(config: &Config) -> Result<Self> {
-        Ok(Self::new(&config.api_tokens()?))
+        Self::new(&config.api_tokens()?).with_scoped(config)
     }
 
-    /// A set holding `tokens`; empty: authentication is off.
+    /// The set with the scoped tokens of `[[auth.scoped]]` added.
+    pub fn with_scoped(self, config: &Config) -> Result<Self> {
+        Ok(config
+            .scoped_tokens()?
+            .into_iter()
+            .fold(self, |set, scoped| {
+                let caller = Caller {
+                    scope: scoped.filter,
+                    read_only: !scoped.write,
+                };
+                set.with(&scoped.token, caller)
+            }))
+    }
+
+    /// A set holding `tokens`, each seeing everything; empty: authentication is off.
     pub fn new(tokens: &[String]) -> Self {
         Self {
             digests: tokens.iter().map(|t| digest(t.as_bytes())).collect(),
+            callers: vec![Caller::default(); tokens.len()],
         }
+    }
+
+    /// The set with `token` added, making `caller`.
+    pub fn with(mut self, token: &str, caller: Caller) -> Self {
+        self.digests.push(digest(token.as_bytes()));
+        self.callers.push(caller);
+        self
     }
 
     /// Whether callers must present a token.
@@ -35,33 +73,45 @@ impl TokenSet {
         !self.digests.is_empty()
     }
 
-    /// Whether `presented` is one of the tokens. Digests of equal length are compared with
-    /// `subtle`, and every stored digest is compared, so timing reveals neither the token's
-    /// length nor which one matched.
-    pub fn verify(&self, presented: &str) -> bool {
-        use subtle::ConstantTimeEq;
+    /// The caller `presented` makes, if it is one of the tokens. Digests of equal length are
+    /// compared with `subtle`, and every stored digest is compared, so timing reveals neither
+    /// the token's length nor which one matched.
+    pub fn identify(&self, presented: &str) -> Option<&Caller> {
+        use subtle::{ConditionallySelectable, ConstantTimeEq};
         let d = digest(presented.as_bytes());
-        self.digests
-            .iter()
-            .fold(subtle::Choice::from(0), |acc, stored| {
-                acc | stored.ct_eq(&d)
-            })
-            .into()
+        let mut found = subtle::Choice::from(0);
+        let mut at = 0u64;
+        for (i, stored) in self.digests.iter().enumerate() {
+            let same = stored.ct_eq(&d);
+            at = u64::conditional_select(&at, &(i as u64), same);
+            found |= same;
+        }
+        bool::from(found).then(|| &self.callers[usize::try_from(at).unwrap_or(0)])
     }
 
-    /// Whether an `Authorization` header value (`Bearer <token>`) is accepted; always true
-    /// when authentication is off.
-    pub fn check_header(&self, header: Option<&[u8]>) -> bool {
+    /// Whether `presented` is one of the tokens.
+    pub fn verify(&self, presented: &str) -> bool {
+        self.identify(presented).is_some()
+    }
+
+    /// The caller an `Authorization` header value (`Bearer <token>`) makes; `None` when it is
+    /// refused. With authentication off, everyone is the default caller.
+    pub fn caller(&self, header: Option<&[u8]>) -> Option<Caller> {
         if !self.is_enabled() {
-            return true;
+            return Some(Caller::default());
         }
-        let Some(value) = header.and_then(|h| std::str::from_utf8(h).ok()) else {
-            return false;
-        };
-        let Some((scheme, token)) = value.split_once(' ') else {
-            return false;
-        };
-        scheme.eq_ignore_ascii_case("bearer") && self.verify(token.trim())
+        let value = header.and_then(|h| std::str::from_utf8(h).ok())?;
+        let (scheme, token) = value.split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        self.identify(token.trim()).cloned()
+    }
+
+    /// Whether an `Authorization` header value is accepted; always true when authentication
+    /// is off.
+    pub fn check_header(&self, header: Option<&[u8]>) -> bool {
+        self.caller(header).is_some()
     }
 }
 
@@ -87,5 +137,26 @@ mod token_tests {
         assert!(!set.check_header(Some(b"Basic 0123456789abcdef")));
         assert!(!set.check_header(Some(b"Bearer \xff\xfe")));
         assert!(!format!("{set:?}").contains("0123"));
+    }
+
+    #[test]
+    fn a_scoped_token_makes_its_caller() {
+        let scope = MetadataFilter::from_json(&serde_json::json!({"team": "billing"})).unwrap();
+        let billing = Caller {
+            scope: Some(scope),
+            read_only: true,
+        };
+        let set =
+            TokenSet::new(&["0123456789abcdef".into()]).with("billing-token-0123", billing.clone());
+        assert_eq!(
+            set.caller(Some(b"Bearer billing-token-0123")),
+            Some(billing)
+        );
+        assert_eq!(
+            set.caller(Some(b"Bearer 0123456789abcdef")),
+            Some(Caller::default())
+        );
+        assert_eq!(set.caller(Some(b"Bearer billing-token-0124")), None);
+        assert_eq!(TokenSet::default().caller(None), Some(Caller::default()));
     }
 }

@@ -13,6 +13,8 @@ pub enum Code {
     InvalidArgument,
     /// Missing or wrong bearer token.
     Unauthenticated,
+    /// The token may not do this (a read-only scoped token writing).
+    PermissionDenied,
     /// No such document.
     NotFound,
     /// Too many requests in flight (`server.max_concurrent_requests`): shed, not queued.
@@ -49,6 +51,11 @@ impl AppError {
             code,
             message: message.into(),
         }
+    }
+
+    /// The caller's token may not do this.
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        Self::new(Code::PermissionDenied, message)
     }
 
     /// The caller presented no valid bearer token.

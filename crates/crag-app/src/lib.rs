@@ -27,7 +27,7 @@ pub type Config = crag_config::Config<Adapters>;
 pub use api::{
     Api, AskParams, DocumentError, EvaluateDocumentParams, EvaluateParams, IngestOutcome, Shed,
 };
-pub use auth::TokenSet;
+pub use auth::{Caller, TokenSet};
 pub use compose::Adapters;
 pub use error::{AppError, Code};
 pub use requests::{DocumentParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};

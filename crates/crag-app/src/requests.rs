@@ -55,6 +55,9 @@ pub struct QueryParams {
     /// Keep only documents whose metadata passes this filter (its JSON form, see
     /// [`crag_core::MetadataFilter`]).
     pub metadata: Option<serde_json::Value>,
+    /// The caller's scope (its token's filter), set by the transport, never read from the
+    /// wire: ANDed into every retrieval, not checked against the stored fields.
+    pub scope: Option<MetadataFilter>,
     /// Caller's session, echoed back.
     pub session_id: Option<String>,
 }
@@ -223,6 +226,7 @@ impl Limits {
             languages,
             symbol_kinds,
             metadata,
+            scope: p.scope.clone(),
             ..Default::default()
         };
         Ok(request)

@@ -26,7 +26,9 @@ pub use retrieval::{
     FusionKind, RetrievalSection, ScopeKind, DEFAULT_BM25_B, DEFAULT_BM25_DOCUMENT_TITLE_WEIGHT,
     DEFAULT_BM25_K1, DEFAULT_BM25_TITLE_WEIGHT,
 };
-pub use server::{AuthSection, LimitsSection, ServerSection, MIN_TOKEN_LEN};
+pub use server::{
+    AuthSection, LimitsSection, ResolvedScope, ScopedToken, ServerSection, MIN_TOKEN_LEN,
+};
 pub use sessions::{SessionBackend, SessionsSection};
 
 /// The adapter sections of a configuration: the tables naming which adapter serves a port
@@ -217,6 +219,11 @@ impl<A: AdapterSections> Config<A> {
         self.auth.resolve(var.as_deref())
     }
 
+    /// The scoped tokens (`[[auth.scoped]]`), their `token_env` read from the environment.
+    pub fn scoped_tokens(&self) -> Result<Vec<ResolvedScope>> {
+        self.auth.resolve_scoped(&|name| std::env::var(name).ok())
+    }
+
     /// The engine tunables of `[chunking]`, `[retrieval]`, `[code]` and `[knowledge_graph]`.
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
@@ -247,6 +254,11 @@ impl<A: AdapterSections> Config<A> {
             .iter()
             .map(|_| "<redacted>".into())
             .collect();
+        for scoped in &mut shown.auth.scoped {
+            if !scoped.token.is_empty() {
+                scoped.token = "<redacted>".into();
+            }
+        }
         toml::to_string(&shown).context("failed to render the configuration")
     }
 }

@@ -183,10 +183,41 @@ impl LimitsSection {
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AuthSection {
-    /// Accepted bearer tokens (at least 16 characters, no whitespace).
+    /// Accepted bearer tokens (at least 16 characters, no whitespace): every route, the whole
+    /// corpus.
     pub tokens: Vec<String>,
     /// Variable holding more tokens, comma-separated.
     pub tokens_env: String,
+    /// Scoped tokens (`[[auth.scoped]]`): each sees the documents its `filter` passes, and
+    /// writes only with `write = true` ([filters](filters.md#scoped-tokens)).
+    pub scoped: Vec<ScopedToken>,
+}
+
+/// `[[auth.scoped]]`: a bearer token whose requests see part of the corpus.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScopedToken {
+    /// The token (at least 16 characters, no whitespace); empty to read it from `token_env`.
+    pub token: String,
+    /// Variable holding the token, when `token` is empty.
+    pub token_env: String,
+    /// A metadata filter (JSON as in `filters.metadata`, written as a TOML inline table)
+    /// ANDed into every retrieval of the token's requests: queries, asks and their further
+    /// retrievals. A request's own filter can narrow it, never widen it. Empty: everything.
+    pub filter: serde_json::Map<String, serde_json::Value>,
+    /// Whether the token may ingest and delete documents.
+    pub write: bool,
+}
+
+impl fmt::Debug for ScopedToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopedToken")
+            .field("token", &"<redacted>")
+            .field("token_env", &self.token_env)
+            .field("filter", &self.filter)
+            .field("write", &self.write)
+            .finish()
+    }
 }
 
 impl Default for AuthSection {
@@ -194,6 +225,7 @@ impl Default for AuthSection {
         Self {
             tokens: Vec::new(),
             tokens_env: "CRAG_API_TOKENS".into(),
+            scoped: Vec::new(),
         }
     }
 }
@@ -203,8 +235,20 @@ impl fmt::Debug for AuthSection {
         f.debug_struct("AuthSection")
             .field("tokens", &format_args!("[{} redacted]", self.tokens.len()))
             .field("tokens_env", &self.tokens_env)
+            .field("scoped", &self.scoped)
             .finish()
     }
+}
+
+/// A scoped token resolved: the token, its filter, whether it may write.
+#[derive(Clone)]
+pub struct ResolvedScope {
+    /// The token.
+    pub token: String,
+    /// Its filter; `None`: everything.
+    pub filter: Option<crag_core::MetadataFilter>,
+    /// Whether it may ingest and delete.
+    pub write: bool,
 }
 
 /// Shortest token accepted: guessable tokens are refused at start.
@@ -212,7 +256,46 @@ pub const MIN_TOKEN_LEN: usize = 16;
 
 impl AuthSection {
     pub(crate) fn validate(&self) -> Result<()> {
-        check_tokens("auth.tokens", &self.tokens)
+        check_tokens("auth.tokens", &self.tokens)?;
+        for (i, scoped) in self.scoped.iter().enumerate() {
+            if scoped.token.is_empty() == scoped.token_env.is_empty() {
+                bail!("auth.scoped[{i}]: set one of token and token_env");
+            }
+            if !scoped.token.is_empty() {
+                check_tokens(
+                    &format!("auth.scoped[{i}].token"),
+                    std::slice::from_ref(&scoped.token),
+                )?;
+            }
+            scoped_filter(i, scoped)?;
+        }
+        Ok(())
+    }
+
+    /// The scoped tokens with their filters, `token_env` read with `var`.
+    pub fn resolve_scoped(
+        &self,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Vec<ResolvedScope>> {
+        self.scoped
+            .iter()
+            .enumerate()
+            .map(|(i, scoped)| {
+                let token = if scoped.token.is_empty() {
+                    var(&scoped.token_env).ok_or_else(|| {
+                        anyhow::anyhow!("auth.scoped[{i}]: ${} is not set", scoped.token_env)
+                    })?
+                } else {
+                    scoped.token.clone()
+                };
+                check_tokens(&format!("auth.scoped[{i}]"), std::slice::from_ref(&token))?;
+                Ok(ResolvedScope {
+                    token,
+                    filter: scoped_filter(i, scoped)?,
+                    write: scoped.write,
+                })
+            })
+            .collect()
     }
 
     /// The accepted tokens: `tokens` plus those in `$tokens_env` (read from `vars`).
@@ -230,6 +313,15 @@ impl AuthSection {
         }
         Ok(tokens)
     }
+}
+
+fn scoped_filter(i: usize, scoped: &ScopedToken) -> Result<Option<crag_core::MetadataFilter>> {
+    if scoped.filter.is_empty() {
+        return Ok(None);
+    }
+    crag_core::MetadataFilter::from_json(&serde_json::Value::Object(scoped.filter.clone()))
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("auth.scoped[{i}].filter: {e}"))
 }
 
 fn check_tokens(key: &str, tokens: &[String]) -> Result<()> {

@@ -454,3 +454,50 @@ fn chunking_is_configured_and_checked() {
         "{err:#}"
     );
 }
+
+#[test]
+fn scoped_tokens_are_read_checked_and_redacted() {
+    let text = r#"
+[[auth.scoped]]
+token = "billing-token-0123456789"
+filter = { team = "billing", year = { "$gte" = 2024 } }
+
+[[auth.scoped]]
+token_env = "CRAG_TEST_SCOPED"
+write = true
+"#;
+    let c = Config::parse(text).unwrap();
+    let resolved = c
+        .auth
+        .resolve_scoped(&|name| (name == "CRAG_TEST_SCOPED").then(|| "from-the-env-0123456".into()))
+        .unwrap();
+    assert_eq!(resolved.len(), 2);
+    let filter = resolved[0].filter.clone().unwrap();
+    assert_eq!(
+        filter.to_json(),
+        crag_core::MetadataFilter::from_json(&serde_json::json!(
+            {"team": "billing", "year": {"$gte": 2024}}
+        ))
+        .unwrap()
+        .to_json()
+    );
+    assert!(!resolved[0].write && resolved[1].write && resolved[1].filter.is_none());
+    assert!(
+        c.auth.resolve_scoped(&|_| None).is_err(),
+        "the variable is not set"
+    );
+    let shown = c.to_toml().unwrap();
+    assert!(!shown.contains("billing-token-0123456789"), "{shown}");
+    assert!(!format!("{c:?}").contains("billing-token-0123456789"));
+    for (bad, expected) in [
+        ("[[auth.scoped]]\ntoken = \"short\"\n", "at least 16"),
+        ("[[auth.scoped]]\nfilter = { team = \"x\" }\n", "one of token and token_env"),
+        (
+            "[[auth.scoped]]\ntoken = \"billing-token-0123456789\"\nfilter = { team = { \"$like\" = 1 } }\n",
+            "auth.scoped[0].filter",
+        ),
+    ] {
+        let err = Config::parse(bad).unwrap_err();
+        assert!(format!("{err:#}").contains(expected), "{bad}: {err:#}");
+    }
+}

@@ -141,6 +141,11 @@ pub struct ChunkFilter {
     /// which are applied to each leg's candidates, it is applied inside both legs' searches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::MetadataFilter>,
+    /// The caller's scope: a metadata filter its token carries, ANDed with `metadata` inside
+    /// both legs' searches. Unlike `metadata` it is not checked against the stored fields (a
+    /// scope naming a field no document has yet passes nothing) and a request cannot widen it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::MetadataFilter>,
 }
 
 impl ChunkFilter {
@@ -151,6 +156,16 @@ impl ChunkFilter {
             && self.exclude_documents.is_empty()
             && !self.needs_code()
             && self.metadata.is_none()
+            && self.scope.is_none()
+    }
+
+    /// The metadata filter the searches apply: the scope and the request's filter, ANDed.
+    pub fn search_metadata(&self) -> Option<crate::MetadataFilter> {
+        match (&self.scope, &self.metadata) {
+            (Some(scope), Some(metadata)) => Some(scope.clone().and(metadata.clone())),
+            (Some(only), None) | (None, Some(only)) => Some(only.clone()),
+            (None, None) => None,
+        }
     }
 
     /// Whether the filter has conditions beyond its metadata filter: those applied to each
@@ -158,6 +173,7 @@ impl ChunkFilter {
     pub fn filters_candidates(&self) -> bool {
         !ChunkFilter {
             metadata: None,
+            scope: None,
             ..self.clone()
         }
         .is_empty()
@@ -186,10 +202,10 @@ impl ChunkFilter {
                     .code
                     .as_ref()
                     .is_some_and(|c| self.symbol_kinds.contains(&c.symbol_kind)))
-            && self
-                .metadata
-                .as_ref()
-                .is_none_or(|f| f.matches(&chunk.metadata))
+            && [&self.metadata, &self.scope]
+                .into_iter()
+                .flatten()
+                .all(|f| f.matches(&chunk.metadata))
     }
 }
 

@@ -31,7 +31,12 @@ pub async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server 
     config.validate().unwrap();
     let engine = crag_app::compose::engine(&config).await.unwrap();
     let tokens: Vec<String> = tokens.iter().map(|t| t.to_string()).collect();
-    let service = CragService::new(engine.clone(), &config, TokenSet::new(&tokens)).unwrap();
+    let service = CragService::new(
+        engine.clone(),
+        &config,
+        TokenSet::new(&tokens).with_scoped(&config).unwrap(),
+    )
+    .unwrap();
     let limits = service.connection_limits();
     let (routes, _reporter) = crag_grpc::routes(service).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

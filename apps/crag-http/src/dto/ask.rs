@@ -46,6 +46,7 @@ impl From<AskBody> for AskParams {
                 languages: b.filters.languages,
                 symbol_kinds: b.filters.symbol_kinds,
                 metadata: b.filters.metadata,
+                scope: None,
                 session_id: b.session_id,
             },
             new_session: b.new_session,

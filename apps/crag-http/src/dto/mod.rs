@@ -93,6 +93,7 @@ impl From<QueryBody> for QueryParams {
             languages: b.filters.languages,
             symbol_kinds: b.filters.symbol_kinds,
             metadata: b.filters.metadata,
+            scope: None,
             session_id: b.session_id,
         }
     }

@@ -21,7 +21,7 @@ mod evaluate;
 pub use ask::{session_id, AskParams, MAX_SESSIONS_LISTED};
 pub use evaluate::{EvaluateDocumentParams, EvaluateParams};
 
-use crate::auth::TokenSet;
+use crate::auth::{Caller, TokenSet};
 use crate::error::{AppError, Code};
 use crate::requests::{DocumentParams, Limits, QueryParams};
 
@@ -115,13 +115,23 @@ impl Api {
         &self.inner.limits
     }
 
-    /// Checks an `Authorization` header value (`Bearer <token>`); always passes when no token
-    /// is configured.
-    pub fn authorize(&self, header: Option<&[u8]>) -> Result<(), AppError> {
-        if self.inner.tokens.check_header(header) {
-            Ok(())
+    /// Checks an `Authorization` header value (`Bearer <token>`): the caller it makes (the
+    /// default caller when no token is configured).
+    pub fn authorize(&self, header: Option<&[u8]>) -> Result<Caller, AppError> {
+        self.inner
+            .tokens
+            .caller(header)
+            .ok_or_else(AppError::unauthenticated)
+    }
+
+    /// Refuses a write (ingest, delete) by a caller whose token may not write.
+    pub fn may_write(caller: &Caller) -> Result<(), AppError> {
+        if caller.read_only {
+            Err(AppError::permission_denied(
+                "this token may not ingest or delete documents ([[auth.scoped]] write = false)",
+            ))
         } else {
-            Err(AppError::unauthenticated())
+            Ok(())
         }
     }
 

@@ -43,8 +43,9 @@ impl Engine {
         if filter.filters_candidates() {
             depth = depth.saturating_mul(FILTER_OVERFETCH);
         }
-        let keyword_leg = self.keyword_leg(keyword_input, depth, filter.metadata.as_ref());
-        let vector_leg = self.vector_leg(vector_input, depth, filter);
+        let metadata = filter.search_metadata();
+        let keyword_leg = self.keyword_leg(keyword_input, depth, metadata.as_ref());
+        let vector_leg = self.vector_leg(vector_input, depth, filter, metadata.as_ref());
         let ((keyword, keyword_time), (vector, query_vector, embed_time, vector_time)) =
             tokio::join!(keyword_leg, vector_leg);
         let mut warnings = Vec::new();
@@ -158,14 +159,15 @@ impl Engine {
         (hits, t.elapsed())
     }
 
-    /// The vector leg: the query embedded (or the vector given), its nearest `depth` chunks (as
-    /// ids, or as catalogued chunks when a filter reads them before fusion), the vector used,
-    /// and the embedding and search times.
+    /// The vector leg: the query embedded (or the vector given), its nearest `depth` chunks
+    /// among the documents `metadata` passes (as ids, or as catalogued chunks when a filter
+    /// reads them before fusion), the vector used, and the embedding and search times.
     async fn vector_leg(
         &self,
         input: VectorInput<'_>,
         depth: usize,
         filter: &ChunkFilter,
+        metadata: Option<&MetadataFilter>,
     ) -> (PortResult<VectorHits>, Option<Vec<f32>>, Duration, Duration) {
         let t = Instant::now();
         let embed = async {
@@ -180,7 +182,7 @@ impl Engine {
         // The documents a metadata filter passes, read while the query is embedded: the
         // vector search is restricted to their chunks.
         let passing = async {
-            match &filter.metadata {
+            match metadata {
                 Some(metadata) => Some(
                     self.keywords
                         .filter_documents(metadata)
