@@ -105,7 +105,19 @@ async fn ingest_fixture(app: &App) {
 }
 
 async fn documents(app: &App) -> u64 {
-    let (status, body) = send(app, get("/v1/stats")).await;
+    documents_by(app, get("/v1/stats")).await
+}
+
+/// `request` with `Authorization: Bearer <token>`.
+fn with_token(token: &str, mut request: Request<Body>) -> Request<Body> {
+    let value = format!("Bearer {token}").parse().unwrap();
+    request.headers_mut().insert(header::AUTHORIZATION, value);
+    request
+}
+
+/// The documents `/v1/stats` counts, asked with `request`.
+async fn documents_by(app: &App, request: Request<Body>) -> u64 {
+    let (status, body) = send(app, request).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body["documents"].as_u64().unwrap()
 }
@@ -1121,21 +1133,16 @@ async fn a_scoped_token_sees_its_documents_only_and_cannot_widen_or_write() {
         &[TOKEN],
     )
     .await;
-    let as_token = |token: &str, mut request: Request<Body>| {
-        let value = format!("Bearer {token}").parse().unwrap();
-        request.headers_mut().insert(header::AUTHORIZATION, value);
-        request
-    };
     let sent = json!({"documents": [
         {"id": "kb/a.md", "metadata": {"team": "billing"}, "text": "Refunds of bread orders."},
         {"id": "kb/b.md", "metadata": {"team": "search"}, "text": "Bread ranking in search."},
         {"id": "kb/c.md", "text": "Bread without a team."}
     ]});
     let ingest = || json_request(Method::POST, "/v1/documents", sent.to_string());
-    let (status, body) = send(&app, as_token(BILLING, ingest())).await;
+    let (status, body) = send(&app, with_token(BILLING, ingest())).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(body["error"]["code"], "permission_denied");
-    let (status, body) = send(&app, as_token(TOKEN, ingest())).await;
+    let (status, body) = send(&app, with_token(TOKEN, ingest())).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let query = |filter: Value| {
         json_request(
@@ -1154,7 +1161,7 @@ async fn a_scoped_token_sees_its_documents_only_and_cannot_widen_or_write() {
             .map(|r| r["documentId"].as_str().unwrap().to_owned())
             .collect()
     };
-    let (status, body) = send(&app, as_token(TOKEN, query(json!({})))).await;
+    let (status, body) = send(&app, with_token(TOKEN, query(json!({})))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(ids(&body).len(), 3, "the full token sees everything");
     for widening in [
@@ -1162,7 +1169,7 @@ async fn a_scoped_token_sees_its_documents_only_and_cannot_widen_or_write() {
         json!({"$or": [{"team": "search"}, {"team": "billing"}]}),
         json!({"team": {"$ne": "billing"}}),
     ] {
-        let (status, body) = send(&app, as_token(BILLING, query(widening.clone()))).await;
+        let (status, body) = send(&app, with_token(BILLING, query(widening.clone()))).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         let seen = ids(&body);
         assert!(
@@ -1170,21 +1177,16 @@ async fn a_scoped_token_sees_its_documents_only_and_cannot_widen_or_write() {
             "{widening}: {seen:?}"
         );
     }
-    let (_, body) = send(&app, as_token(BILLING, query(json!({})))).await;
+    let (_, body) = send(&app, with_token(BILLING, query(json!({})))).await;
     assert_eq!(ids(&body), ["kb/a.md"]);
     let delete = Request::delete("/v1/documents/kb%2Fa.md")
         .body(Body::empty())
         .unwrap();
-    let (status, _) = send(&app, as_token(BILLING, delete)).await;
+    let (status, _) = send(&app, with_token(BILLING, delete)).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    assert_eq!(documents_as(&app, TOKEN).await, 3, "nothing deleted");
-}
-
-async fn documents_as(app: &App, token: &str) -> u64 {
-    let mut request = get("/v1/stats");
-    let value = format!("Bearer {token}").parse().unwrap();
-    request.headers_mut().insert(header::AUTHORIZATION, value);
-    let (status, body) = send(app, request).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["documents"].as_u64().unwrap()
+    assert_eq!(
+        documents_by(&app, with_token(TOKEN, get("/v1/stats"))).await,
+        3,
+        "nothing deleted"
+    );
 }

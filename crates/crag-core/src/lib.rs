@@ -22,8 +22,8 @@ pub use code::{
 pub use error::{CoreError, Result};
 pub use ids::{ChunkId, DocumentId};
 pub use metadata::{
-    check_metadata, format_time, parse_time, values_at, FilterValue, Metadata, MetadataFilter,
-    ValueKind, DERIVED_FIELDS, MAX_FILTER_CLAUSES,
+    check_metadata, format_time, parse_time, FilterValue, Metadata, MetadataFilter, ValueKind,
+    DERIVED_FIELDS, MAX_FILTER_CLAUSES,
 };
 pub use query::{ChunkFilter, Query, TopK, WeightedTerm, MAX_QUERY_BYTES, MAX_TOP_K};
 pub use scored::{FusedHit, LegHit, ScoredChunk, ScoredId};

@@ -315,7 +315,7 @@ fn holds_leaf(value: &Value) -> bool {
 }
 
 /// The scalar values at `path` (keys joined by `.`), arrays flattened at every level.
-pub fn values_at<'a>(metadata: &'a Metadata, path: &str) -> impl Iterator<Item = FilterValue> + 'a {
+fn values_at<'a>(metadata: &'a Metadata, path: &str) -> impl Iterator<Item = FilterValue> + 'a {
     nodes_at(metadata, path)
         .into_iter()
         .flat_map(flatten)

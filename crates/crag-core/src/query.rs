@@ -151,12 +151,7 @@ pub struct ChunkFilter {
 impl ChunkFilter {
     /// Whether the filter keeps everything.
     pub fn is_empty(&self) -> bool {
-        self.source_prefix.as_deref().is_none_or(str::is_empty)
-            && self.kinds.is_empty()
-            && self.exclude_documents.is_empty()
-            && !self.needs_code()
-            && self.metadata.is_none()
-            && self.scope.is_none()
+        !self.filters_candidates() && self.metadata.is_none() && self.scope.is_none()
     }
 
     /// The metadata filter the searches apply: the scope and the request's filter, ANDed.
@@ -168,15 +163,13 @@ impl ChunkFilter {
         }
     }
 
-    /// Whether the filter has conditions beyond its metadata filter: those applied to each
-    /// leg's candidates after the search.
+    /// Whether the filter has conditions beyond its metadata filter and scope: those applied
+    /// to each leg's candidates after the search.
     pub fn filters_candidates(&self) -> bool {
-        !ChunkFilter {
-            metadata: None,
-            scope: None,
-            ..self.clone()
-        }
-        .is_empty()
+        self.source_prefix.as_deref().is_some_and(|p| !p.is_empty())
+            || !self.kinds.is_empty()
+            || !self.exclude_documents.is_empty()
+            || self.needs_code()
     }
 
     /// Whether the filter reads code metadata (languages or symbol kinds), which the symbol
