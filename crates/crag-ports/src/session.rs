@@ -2,6 +2,7 @@
 //! chat turns, shared by concurrent requests.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use crag_core::{Session, SessionId, SessionSummary, SessionUpdate};
@@ -38,6 +39,15 @@ pub trait SessionStore: Debug + Send + Sync + 'static {
     /// Deletes the session; whether it existed.
     async fn delete(&self, id: SessionId) -> PortResult<bool>;
 
-    /// Deletes the sessions last used before `idle_before_ms`; how many.
+    /// Deletes the sessions last used before `idle_before_ms`, in every namespace of the
+    /// store (one sweeper serves them all); how many.
     async fn expire(&self, idle_before_ms: i64) -> PortResult<usize>;
+
+    /// The same store seen through `namespace` (a collection's name, without `/`; empty:
+    /// the default namespace): its sessions are invisible to every other namespace (load, list, delete).
+    /// A session id may exist in several namespaces as several sessions.
+    fn in_namespace(&self, namespace: &str) -> Arc<dyn SessionStore>;
+
+    /// Deletes every session of this namespace (its collection was deleted); how many.
+    async fn clear(&self) -> PortResult<usize>;
 }

@@ -68,12 +68,47 @@ const SELECT_NODES: &str =
 const SELECT_NOT_FOUND: &str = "SELECT item FROM session_not_found WHERE session_id = $1";
 const SELECT_TURNS: &str = "SELECT question, answer, model, tokens, at_ms FROM session_turns \
      WHERE session_id = $1 ORDER BY seq";
-const LIST: &str = "SELECT s.id, s.created_ms, s.last_used_ms, \
+/// The sessions of the namespace whose key prefix is `$n`: ids without `/` for the default
+/// namespace (`''`), ids starting with the prefix for the others.
+macro_rules! in_namespace {
+    ($column:literal, $n:literal) => {
+        concat!(
+            "((",
+            $n,
+            " = '' AND ",
+            $column,
+            " NOT LIKE '%/%') OR (",
+            $n,
+            " <> '' AND substr(",
+            $column,
+            ", 1, length(",
+            $n,
+            ")) = ",
+            $n,
+            "))"
+        )
+    };
+}
+const LIST: &str = concat!(
+    "SELECT s.id, s.created_ms, s.last_used_ms, \
      (SELECT COUNT(*) FROM session_nodes n WHERE n.session_id = s.id) AS nodes, \
      (SELECT COUNT(*) FROM session_turns t WHERE t.session_id = s.id) AS turns \
-     FROM sessions s ORDER BY s.last_used_ms DESC, s.id LIMIT $1";
+     FROM sessions s WHERE ",
+    in_namespace!("s.id", "$2"),
+    " ORDER BY s.last_used_ms DESC, s.id LIMIT $1"
+);
 const DELETE: &str = "DELETE FROM sessions WHERE id = $1";
 const EXPIRE: &str = "DELETE FROM sessions WHERE last_used_ms < $1";
+const CLEAR: &str = concat!("DELETE FROM sessions WHERE ", in_namespace!("id", "$1"));
+
+/// The key prefix of `namespace`: none for the default one, `<namespace>/` otherwise.
+fn prefix_of(namespace: &str) -> String {
+    if namespace.is_empty() {
+        String::new()
+    } else {
+        format!("{namespace}/")
+    }
+}
 
 /// Writes one store type over one sqlx database; `$sql` turns a statement into its dialect.
 macro_rules! sql_session_store {
@@ -85,7 +120,7 @@ macro_rules! sql_session_store {
             }
 
             async fn load(&self, id: SessionId) -> PortResult<Option<Session>> {
-                let key = id.to_string();
+                let key = self.key(id);
                 let sql = $sql;
                 let mut tx = self.pool.begin().await.map_err(|e| db_error("load", e))?;
                 let Some(row) = sqlx::query(&sql(SELECT_SESSION))
@@ -150,7 +185,7 @@ macro_rules! sql_session_store {
                 max_nodes: usize,
                 now_ms: i64,
             ) -> PortResult<()> {
-                let key = id.to_string();
+                let key = self.key(id);
                 let sql = $sql;
                 let fail = |e| db_error("save", e);
                 let mut tx = self.pool.begin().await.map_err(fail)?;
@@ -221,13 +256,15 @@ macro_rules! sql_session_store {
             async fn list(&self, limit: usize) -> PortResult<Vec<SessionSummary>> {
                 let rows = sqlx::query(&($sql)(LIST))
                     .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                    .bind(self.prefix.as_ref())
                     .fetch_all(&self.pool)
                     .await
                     .map_err(|e| db_error("list", e))?;
                 let mut out = Vec::with_capacity(rows.len());
                 for r in rows {
                     let raw: String = r.get(0);
-                    let Ok(id) = raw.parse::<SessionId>() else {
+                    let parsed = raw.get(self.prefix.len()..).map(str::parse::<SessionId>);
+                    let Some(Ok(id)) = parsed else {
                         tracing::warn!(id = %raw, "skipping a session row with a malformed id");
                         continue;
                     };
@@ -244,7 +281,7 @@ macro_rules! sql_session_store {
 
             async fn delete(&self, id: SessionId) -> PortResult<bool> {
                 let done = sqlx::query(&($sql)(DELETE))
-                    .bind(id.to_string())
+                    .bind(self.key(id))
                     .execute(&self.pool)
                     .await
                     .map_err(|e| db_error("delete", e))?;
@@ -259,6 +296,29 @@ macro_rules! sql_session_store {
                     .map_err(|e| db_error("expire", e))?;
                 Ok(usize::try_from(done.rows_affected()).unwrap_or(usize::MAX))
             }
+
+            fn in_namespace(&self, namespace: &str) -> std::sync::Arc<dyn SessionStore> {
+                std::sync::Arc::new(Self {
+                    pool: self.pool.clone(),
+                    prefix: prefix_of(namespace).into(),
+                })
+            }
+
+            async fn clear(&self) -> PortResult<usize> {
+                let done = sqlx::query(&($sql)(CLEAR))
+                    .bind(self.prefix.as_ref())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|e| db_error("clear", e))?;
+                Ok(usize::try_from(done.rows_affected()).unwrap_or(usize::MAX))
+            }
+        }
+
+        impl $store {
+            /// The row key of `id` in this store's namespace.
+            fn key(&self, id: SessionId) -> String {
+                format!("{}{id}", self.prefix)
+            }
         }
     };
 }
@@ -267,6 +327,8 @@ macro_rules! sql_session_store {
 #[derive(Debug, Clone)]
 pub struct SqliteSessionStore {
     pool: sqlx::SqlitePool,
+    /// Key prefix of the namespace ([`SessionStore::in_namespace`]).
+    prefix: std::sync::Arc<str>,
 }
 
 impl SqliteSessionStore {
@@ -299,7 +361,10 @@ impl SqliteSessionStore {
             .map_err(|e| {
                 PortError::with_source(ErrorKind::Internal, "session store: migration failed", e)
             })?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            prefix: "".into(),
+        })
     }
 }
 
@@ -315,6 +380,8 @@ sql_session_store!(SqliteSessionStore, sqlx::Sqlite, "sqlite", |s: &str| {
 #[derive(Debug, Clone)]
 pub struct PostgresSessionStore {
     pool: sqlx::PgPool,
+    /// Key prefix of the namespace ([`SessionStore::in_namespace`]).
+    prefix: std::sync::Arc<str>,
 }
 
 impl PostgresSessionStore {
@@ -339,7 +406,10 @@ impl PostgresSessionStore {
             .map_err(|e| {
                 PortError::with_source(ErrorKind::Internal, "session store: migration failed", e)
             })?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            prefix: "".into(),
+        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! An in-memory session store.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use crag_core::{Session, SessionId, SessionSummary, SessionUpdate};
@@ -10,16 +10,23 @@ use crate::{PortResult, SessionStore};
 
 /// Sessions in a mutex-guarded map; for tests of the layers above the port, and for
 /// deployments that want sessions to end with the process.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct InMemorySessionStore {
-    sessions: Mutex<HashMap<SessionId, Session>>,
+    sessions: Arc<Mutex<HashMap<Key, Session>>>,
+    namespace: Arc<str>,
 }
 
+type Key = (Arc<str>, SessionId);
+
 impl InMemorySessionStore {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Session>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Session>> {
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn key(&self, id: SessionId) -> Key {
+        (Arc::clone(&self.namespace), id)
     }
 }
 
@@ -30,7 +37,7 @@ impl SessionStore for InMemorySessionStore {
     }
 
     async fn load(&self, id: SessionId) -> PortResult<Option<Session>> {
-        Ok(self.lock().get(&id).cloned())
+        Ok(self.lock().get(&self.key(id)).cloned())
     }
 
     async fn save(
@@ -41,7 +48,7 @@ impl SessionStore for InMemorySessionStore {
         now_ms: i64,
     ) -> PortResult<()> {
         let mut sessions = self.lock();
-        let s = sessions.entry(id).or_insert_with(|| Session {
+        let s = sessions.entry(self.key(id)).or_insert_with(|| Session {
             id,
             nodes: Vec::new(),
             not_found: Vec::new(),
@@ -75,8 +82,9 @@ impl SessionStore for InMemorySessionStore {
     async fn list(&self, limit: usize) -> PortResult<Vec<SessionSummary>> {
         let mut all: Vec<SessionSummary> = self
             .lock()
-            .values()
-            .map(|s| SessionSummary {
+            .iter()
+            .filter(|((namespace, _), _)| *namespace == self.namespace)
+            .map(|(_, s)| SessionSummary {
                 id: s.id,
                 nodes: s.nodes.len(),
                 turns: s.turns.len(),
@@ -90,13 +98,27 @@ impl SessionStore for InMemorySessionStore {
     }
 
     async fn delete(&self, id: SessionId) -> PortResult<bool> {
-        Ok(self.lock().remove(&id).is_some())
+        Ok(self.lock().remove(&self.key(id)).is_some())
     }
 
     async fn expire(&self, idle_before_ms: i64) -> PortResult<usize> {
         let mut sessions = self.lock();
         let before = sessions.len();
         sessions.retain(|_, s| s.last_used_ms >= idle_before_ms);
+        Ok(before - sessions.len())
+    }
+
+    fn in_namespace(&self, namespace: &str) -> Arc<dyn SessionStore> {
+        Arc::new(Self {
+            sessions: Arc::clone(&self.sessions),
+            namespace: namespace.into(),
+        })
+    }
+
+    async fn clear(&self) -> PortResult<usize> {
+        let mut sessions = self.lock();
+        let before = sessions.len();
+        sessions.retain(|(namespace, _), _| *namespace != self.namespace);
         Ok(before - sessions.len())
     }
 }

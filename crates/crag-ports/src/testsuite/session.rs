@@ -25,7 +25,8 @@ fn turn(question: &str, at_ms: i64) -> ChatTurn {
 /// Runs the session-store contract against an empty store: a saved session reads back; nodes
 /// move to the front when re-added and the cache keeps the most recent `max_nodes`; the
 /// not-found set and the turns accumulate; unknown sessions read as `None`; listing, deleting
-/// and expiring by idle time; and 20 concurrent saves on one session all land.
+/// and expiring by idle time; 20 concurrent saves on one session all land; namespaces
+/// ([`namespace_isolation`]) keep their sessions apart.
 pub async fn session_store_suite(store: &dyn SessionStore) {
     assert!(!store.backend().is_empty(), "a store names its backend");
     let id = SessionId::from_bits(0xfeed_0000_0000_0000_0000_0000_0000_0001);
@@ -124,4 +125,65 @@ pub async fn session_store_suite(store: &dyn SessionStore) {
     assert_eq!(s.nodes.len(), 20, "every node landed");
     assert_eq!(s.not_found.len(), 20, "every not-found item landed");
     assert_eq!(s.turns.len(), 20, "every turn landed");
+    namespace_isolation(store).await;
+}
+
+/// A session saved in one namespace is invisible to the others (load, list, delete); the
+/// same id in two namespaces is two sessions; `clear` empties one namespace only.
+async fn namespace_isolation(store: &dyn SessionStore) {
+    let a = store.in_namespace("team-a");
+    let b = store.in_namespace("team_b");
+    let id = SessionId::from_bits(0xa11ce);
+    let update = SessionUpdate {
+        nodes: vec![node(1)],
+        ..SessionUpdate::default()
+    };
+    a.save(id, &update, 50, 20_000).await.expect("save in a");
+    assert_eq!(
+        b.load(id).await.expect("load"),
+        None,
+        "b does not see a's session"
+    );
+    assert_eq!(
+        store.load(id).await.expect("load"),
+        None,
+        "nor does the default namespace"
+    );
+    assert!(!b.delete(id).await.expect("delete"), "b cannot delete it");
+    assert!(
+        b.list(10).await.expect("list").is_empty(),
+        "b lists nothing"
+    );
+    assert!(
+        store
+            .list(100)
+            .await
+            .expect("list")
+            .iter()
+            .all(|s| s.id != id),
+        "the default namespace does not list it"
+    );
+    let listed: Vec<SessionId> = a
+        .list(10)
+        .await
+        .expect("list")
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(listed, vec![id], "a lists it under its own id");
+
+    b.save(id, &SessionUpdate::default(), 50, 21_000)
+        .await
+        .expect("the same id in b");
+    let in_a = a.load(id).await.expect("load").expect("a's session");
+    let in_b = b.load(id).await.expect("load").expect("b's session");
+    assert_eq!((in_a.nodes.len(), in_b.nodes.len()), (1, 0), "two sessions");
+
+    assert_eq!(a.clear().await.expect("clear"), 1);
+    assert_eq!(a.load(id).await.expect("load"), None, "cleared");
+    assert!(
+        b.load(id).await.expect("load").is_some(),
+        "b kept its session"
+    );
+    assert!(b.delete(id).await.expect("delete"));
 }
