@@ -8,12 +8,14 @@
 //! in one place ([`status`]).
 
 pub mod codec;
+mod collections;
 mod conn;
 mod convert;
 mod metrics;
 #[cfg(test)]
 mod prop_tests;
 
+pub use collections::COLLECTION_METADATA;
 pub use conn::{ConnectionLimits, PrefaceDeadline};
 pub use metrics::GrpcMetrics;
 
@@ -45,6 +47,7 @@ pub fn status(e: AppError) -> Status {
         Code::Unauthenticated => tonic::Code::Unauthenticated,
         Code::PermissionDenied => tonic::Code::PermissionDenied,
         Code::NotFound => tonic::Code::NotFound,
+        Code::AlreadyExists => tonic::Code::AlreadyExists,
         Code::ResourceExhausted => tonic::Code::ResourceExhausted,
         Code::Unavailable => tonic::Code::Unavailable,
         Code::DeadlineExceeded => tonic::Code::DeadlineExceeded,
@@ -139,10 +142,11 @@ impl Crag for CragService {
         request: Request<pb::QueryRequest>,
     ) -> Result<Response<pb::QueryResponse>, Status> {
         let caller = caller_of(&request)?;
+        let api = self.in_collection(&request).await?;
         let mut params = convert::query_params(request.into_inner())?;
         params.scope = caller.scope;
         self.guarded("Query", async {
-            let (_, outcome) = self.api.query(&params).await?;
+            let (_, outcome) = api.query(&params).await?;
             Ok::<_, AppError>(convert::query_response(
                 params.session_id.unwrap_or_default(),
                 &outcome,
@@ -156,6 +160,7 @@ impl Crag for CragService {
         request: Request<Streaming<pb::Document>>,
     ) -> Result<Response<pb::IngestResponse>, Status> {
         Api::may_write(&caller_of(&request)?).map_err(status)?;
+        let api = self.in_collection(&request).await?;
         let mut stream = request.into_inner();
         self.guarded("Ingest", async {
             let mut received = Vec::new();
@@ -168,7 +173,7 @@ impl Crag for CragService {
                 }
                 received.push(convert::document(document)?);
             }
-            let outcome = self.api.ingest(received).await.map_err(status)?;
+            let outcome = api.ingest(received).await.map_err(status)?;
             Ok(convert::ingest_response(outcome))
         })
         .await
@@ -179,9 +184,10 @@ impl Crag for CragService {
         request: Request<pb::DeleteDocumentRequest>,
     ) -> Result<Response<pb::DeleteDocumentResponse>, Status> {
         Api::may_write(&caller_of(&request)?).map_err(status)?;
+        let api = self.in_collection(&request).await?;
         let raw = request.into_inner().id;
         self.guarded("DeleteDocument", async {
-            self.api.delete(&raw).await?;
+            api.delete(&raw).await?;
             Ok::<_, AppError>(pb::DeleteDocumentResponse {
                 id: raw.clone(),
                 deleted: true,
@@ -195,10 +201,11 @@ impl Crag for CragService {
         request: Request<pb::AskRequest>,
     ) -> Result<Response<pb::AskResponse>, Status> {
         let caller = caller_of(&request)?;
+        let api = self.in_collection(&request).await?;
         let mut params = convert::ask_params(request.into_inner())?;
         params.query.scope = caller.scope;
         self.guarded("Ask", async {
-            let outcome = self.api.ask(&params).await?;
+            let outcome = api.ask(&params).await?;
             Ok::<_, AppError>(convert::ask_response(&outcome))
         })
         .await
@@ -211,11 +218,11 @@ impl Crag for CragService {
         request: Request<pb::AskRequest>,
     ) -> Result<Response<Self::AskStreamStream>, Status> {
         let caller = caller_of(&request)?;
+        let api = self.in_collection(&request).await?;
         let mut params = convert::ask_params(request.into_inner())?;
         params.query.scope = caller.scope;
         // Bad input is refused before the stream starts.
-        let request = self.api.ask_request(&params).map_err(status)?;
-        let api = self.api.clone();
+        let request = api.ask_request(&params).map_err(status)?;
         let (tx, rx) = tokio::sync::mpsc::channel(8);
         tokio::spawn(async move {
             let passes = tx.clone();
@@ -243,9 +250,10 @@ impl Crag for CragService {
         &self,
         request: Request<pb::ListSessionsRequest>,
     ) -> Result<Response<pb::ListSessionsResponse>, Status> {
+        let api = self.in_collection(&request).await?;
         let limit = request.into_inner().limit.filter(|&n| n != 0);
         self.guarded("ListSessions", async {
-            let sessions = self.api.sessions(limit).await?;
+            let sessions = api.sessions(limit).await?;
             Ok::<_, AppError>(pb::ListSessionsResponse {
                 sessions: sessions.iter().map(convert::session_summary).collect(),
             })
@@ -257,9 +265,10 @@ impl Crag for CragService {
         &self,
         request: Request<pb::SessionRequest>,
     ) -> Result<Response<pb::SessionResponse>, Status> {
+        let api = self.in_collection(&request).await?;
         let raw = request.into_inner().session_id;
         self.guarded("GetSession", async {
-            let session = self.api.session(&raw).await?;
+            let session = api.session(&raw).await?;
             Ok::<_, AppError>(convert::session_response(&session))
         })
         .await
@@ -269,9 +278,10 @@ impl Crag for CragService {
         &self,
         request: Request<pb::SessionRequest>,
     ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
+        let api = self.in_collection(&request).await?;
         let raw = request.into_inner().session_id;
         self.guarded("DeleteSession", async {
-            self.api.delete_session(&raw).await?;
+            api.delete_session(&raw).await?;
             Ok::<_, AppError>(pb::DeleteSessionResponse {
                 session_id: raw.trim().to_lowercase(),
                 deleted: true,
@@ -294,19 +304,41 @@ impl Crag for CragService {
 
     async fn stats(
         &self,
-        _: Request<pb::StatsRequest>,
+        request: Request<pb::StatsRequest>,
     ) -> Result<Response<pb::StatsResponse>, Status> {
+        let api = self.in_collection(&request).await?;
         self.guarded("Stats", async {
-            let s = self.api.stats().await?;
-            Ok::<_, AppError>(pb::StatsResponse {
-                documents: s.documents as u64,
-                keyword_chunks: s.keyword_chunks as u64,
-                vector_chunks: s.vector_chunks as u64,
-                embedding_model: s.embedding_model,
-                dimension: s.dimension as u32,
-            })
+            Ok::<_, AppError>(collections::stats_response(api.stats().await?))
         })
         .await
+    }
+
+    async fn list_collections(
+        &self,
+        request: Request<pb::ListCollectionsRequest>,
+    ) -> Result<Response<pb::ListCollectionsResponse>, Status> {
+        self.list_collections_rpc(request).await
+    }
+
+    async fn create_collection(
+        &self,
+        request: Request<pb::CreateCollectionRequest>,
+    ) -> Result<Response<pb::Collection>, Status> {
+        self.create_collection_rpc(request).await
+    }
+
+    async fn describe_collection(
+        &self,
+        request: Request<pb::CollectionRequest>,
+    ) -> Result<Response<pb::Collection>, Status> {
+        self.describe_collection_rpc(request).await
+    }
+
+    async fn delete_collection(
+        &self,
+        request: Request<pb::CollectionRequest>,
+    ) -> Result<Response<pb::DeleteCollectionResponse>, Status> {
+        self.delete_collection_rpc(request).await
     }
 }
 

@@ -15,8 +15,10 @@ pub enum ApiError {
     Unauthenticated,
     /// 403: the token may not do this (a read-only scoped token writing).
     PermissionDenied(String),
-    /// 404: no such document or route.
+    /// 404: no such document, session, collection or route.
     NotFound(String),
+    /// 409: the collection to create exists already.
+    AlreadyExists(String),
     /// 405: the route exists, the method does not.
     MethodNotAllowed,
     /// 413: the body is over `limits.max_body_bytes`.
@@ -45,7 +47,7 @@ pub(crate) struct ErrorBody<'a> {
 #[schema(as = ErrorDetail)]
 struct Detail<'a> {
     /// Stable, machine-readable: `invalid_argument`, `unauthenticated`,
-    /// `permission_denied`, `not_found`,
+    /// `permission_denied`, `not_found`, `already_exists`,
     /// `method_not_allowed`, `payload_too_large`, `unsupported_media_type`,
     /// `resource_exhausted`, `unavailable`, `deadline_exceeded` or `internal`.
     code: &'a str,
@@ -65,6 +67,7 @@ impl ApiError {
             ),
             Self::PermissionDenied(m) => (StatusCode::FORBIDDEN, "permission_denied", m),
             Self::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m),
+            Self::AlreadyExists(m) => (StatusCode::CONFLICT, "already_exists", m),
             Self::MethodNotAllowed => (
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method_not_allowed",
@@ -131,6 +134,7 @@ impl From<AppError> for ApiError {
             Code::Unauthenticated => Self::Unauthenticated,
             Code::PermissionDenied => Self::PermissionDenied(e.message),
             Code::NotFound => Self::NotFound(e.message),
+            Code::AlreadyExists => Self::AlreadyExists(e.message),
             Code::ResourceExhausted => Self::ResourceExhausted,
             Code::Unavailable => Self::Unavailable(e.message),
             Code::DeadlineExceeded => Self::DeadlineExceeded,

@@ -11,10 +11,14 @@ use axum::Extension;
 use axum::Json;
 use crag_app::{Api, AskParams, Caller, DocumentParams, EvaluateParams, QueryParams};
 
+use crate::collection::InCollection;
 use crate::openapi::{
     AuthErrors, BodyErrors, InvalidArgument, NotFound, ServiceUnavailable, WriteErrors,
 };
 use crate::{dto, ApiError, AppState};
+
+mod collections;
+pub(crate) use collections::*;
 
 /// Liveness.
 #[utoipa::path(get, path = "/healthz", security(()), responses(
@@ -70,8 +74,8 @@ pub(crate) async fn metrics(State(state): State<AppState>) -> Result<Response, A
     AuthErrors,
 ))]
 pub(crate) async fn query(
-    State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
+    InCollection(api): InCollection,
     body: Result<Json<dto::QueryBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
@@ -79,7 +83,7 @@ pub(crate) async fn query(
         scope: caller.scope,
         ..QueryParams::from(body)
     };
-    let (request, outcome) = state.inner.api.query(&params).await?;
+    let (request, outcome) = api.query(&params).await?;
     let response = dto::query_response(None, params.session_id.as_deref(), request.top_k, &outcome);
     Ok(Json(response).into_response())
 }
@@ -111,8 +115,8 @@ pub(crate) async fn evaluate(
     AuthErrors,
 ))]
 pub(crate) async fn ingest(
-    State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
+    InCollection(api): InCollection,
     body: Result<Json<dto::DocumentsBody>, JsonRejection>,
 ) -> Result<Json<dto::IngestResponse>, ApiError> {
     Api::may_write(&caller)?;
@@ -122,7 +126,7 @@ pub(crate) async fn ingest(
         .into_iter()
         .map(DocumentParams::from)
         .collect();
-    let outcome = state.inner.api.ingest(documents).await?;
+    let outcome = api.ingest(documents).await?;
     Ok(Json(dto::IngestResponse::from(outcome)))
 }
 
@@ -137,13 +141,13 @@ pub(crate) async fn ingest(
         AuthErrors,
     ))]
 pub(crate) async fn delete_document(
-    State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
+    InCollection(api): InCollection,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<dto::DeleteResponse>, ApiError> {
     Api::may_write(&caller)?;
     let Path(raw) = id?;
-    state.inner.api.delete(&raw).await?;
+    api.delete(&raw).await?;
     Ok(Json(dto::DeleteResponse {
         id: raw,
         deleted: true,
@@ -156,9 +160,9 @@ pub(crate) async fn delete_document(
     AuthErrors,
 ))]
 pub(crate) async fn stats(
-    State(state): State<AppState>,
+    InCollection(api): InCollection,
 ) -> Result<Json<dto::StatsResponse>, ApiError> {
-    Ok(Json(state.inner.api.stats().await?.into()))
+    Ok(Json(api.stats().await?.into()))
 }
 
 /// Answer with CGRAG: retrieve, name what is missing, fetch it (at most three passes), per
@@ -174,8 +178,8 @@ pub(crate) async fn stats(
     AuthErrors,
 ))]
 pub(crate) async fn ask(
-    State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
+    InCollection(api): InCollection,
     headers: HeaderMap,
     body: Result<Json<dto::AskBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
@@ -187,12 +191,11 @@ pub(crate) async fn ask(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/event-stream"));
     if !streamed {
-        let outcome = state.inner.api.ask(&params).await?;
+        let outcome = api.ask(&params).await?;
         return Ok(Json(dto::ask_response(&outcome)).into_response());
     }
     // Server-sent events: a `pass` event per pass, then `answer` (or `error`).
-    let request = state.inner.api.ask_request(&params)?;
-    let api = state.inner.api.clone();
+    let request = api.ask_request(&params)?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     tokio::spawn(async move {
         let passes = tx.clone();
@@ -230,12 +233,12 @@ pub(crate) async fn ask(
     AuthErrors,
 ))]
 pub(crate) async fn list_sessions(
-    State(state): State<AppState>,
+    InCollection(api): InCollection,
     query: Result<Query<dto::ListQuery>, QueryRejection>,
 ) -> Result<Json<dto::SessionsResponse>, ApiError> {
     let Query(query) = query
         .map_err(|e| ApiError::InvalidArgument(format!("invalid query: {}", e.body_text())))?;
-    let sessions = state.inner.api.sessions(query.limit).await?;
+    let sessions = api.sessions(query.limit).await?;
     Ok(Json(dto::SessionsResponse {
         sessions: sessions.iter().map(Into::into).collect(),
     }))
@@ -251,11 +254,11 @@ pub(crate) async fn list_sessions(
         AuthErrors,
     ))]
 pub(crate) async fn get_session(
-    State(state): State<AppState>,
+    InCollection(api): InCollection,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<dto::SessionOutput>, ApiError> {
     let Path(raw) = id?;
-    Ok(Json((&state.inner.api.session(&raw).await?).into()))
+    Ok(Json((&api.session(&raw).await?).into()))
 }
 
 /// Forget a session.
@@ -268,11 +271,11 @@ pub(crate) async fn get_session(
         AuthErrors,
     ))]
 pub(crate) async fn delete_session(
-    State(state): State<AppState>,
+    InCollection(api): InCollection,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<dto::SessionDeleted>, ApiError> {
     let Path(raw) = id?;
-    state.inner.api.delete_session(&raw).await?;
+    api.delete_session(&raw).await?;
     Ok(Json(dto::SessionDeleted {
         session_id: raw.trim().to_lowercase(),
         deleted: true,

@@ -1,13 +1,16 @@
 //! crag's HTTP API: a thin axum router over the engine.
 //!
 //! `POST /v1/query`, `POST /v1/ask`, `GET /v1/sessions`, `GET|DELETE /v1/sessions/{id}`,
-//! `POST /v1/documents`, `DELETE /v1/documents/{id}`, `GET /v1/stats`,
+//! `POST /v1/documents`, `DELETE /v1/documents/{id}`, `GET /v1/stats` (the default
+//! collection's; each also under `/v1/collections/{collection}/` for another's),
+//! `GET|POST /v1/collections`, `GET|DELETE /v1/collections/{name}`,
 //! `GET /healthz`, `GET /readyz`, `GET /metrics` and `GET /openapi.json` (derived from the
 //! handlers, [`openapi`]). Wire shapes live in [`dto`]; errors become statuses in one place ([`ApiError`]). Every route but the health
 //! checks requires the bearer token when `[auth]` configures one; requests past
 //! `server.max_concurrent_requests` are refused with 503 instead of queued; each request has
 //! the `server.request_timeout_ms` deadline.
 
+mod collection;
 mod conn;
 pub mod dto;
 mod error;
@@ -105,24 +108,28 @@ fn routes() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
         .routes(routes!(ask))
         .routes(routes!(list_sessions))
         .routes(routes!(get_session, delete_session))
+        .routes(routes!(list_collections, create_collection))
+        .routes(routes!(describe_collection, delete_collection))
         .routes(routes!(metrics))
         .routes(routes!(openapi));
     (public, authenticated)
 }
 
-/// The router with every route and middleware.
+/// The router with every route and middleware; `/v1/collections/{collection}/...` is
+/// served by the same routes as the default collection's ([`collection::select`]).
 pub fn router(state: AppState) -> Router {
     let (public, authenticated) = routes();
     let authenticated = authenticated
         .route_layer(middleware::from_fn_with_state(state.clone(), guard))
         .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
     let (router, _) = public.merge(authenticated).split_for_parts();
-    router
+    let inner = router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.inner.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
-        .with_state(state)
+        .with_state(state);
+    Router::new().fallback_service(tower::util::MapRequest::new(inner, collection::select))
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then lets in-flight requests

@@ -70,7 +70,23 @@ pub(crate) enum BodyErrors {
     UnsupportedMediaType(ErrorBody<'static>),
 }
 
-/// No such document or session.
+/// The token may not create or delete collections (a scoped token without `admin`, or a
+/// name outside its `collections`).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code, reason = "describes responses, never constructed")]
+pub(crate) enum AdminErrors {
+    /// Not an admin of this collection.
+    #[response(status = 403)]
+    PermissionDenied(ErrorBody<'static>),
+}
+
+/// The collection exists already.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 409)]
+#[allow(dead_code, reason = "describes a response, never constructed")]
+pub(crate) struct AlreadyExists(ErrorBody<'static>);
+
+/// No such document, session or collection (or one the token may not use).
 #[derive(utoipa::IntoResponses)]
 #[response(status = 404)]
 #[allow(dead_code, reason = "describes a response, never constructed")]
@@ -103,6 +119,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
             doc.paths.paths.insert(path.replace("{*", "{"), item);
         }
     }
+    add_collection_paths(&mut doc);
     doc.components
         .get_or_insert_with(Default::default)
         .add_security_scheme(
@@ -114,6 +131,106 @@ pub fn document() -> utoipa::openapi::OpenApi {
         Vec::<String>::new(),
     )]);
     doc
+}
+
+/// Lists each per-collection route ([`crate::collection::PER_COLLECTION`]) a second time
+/// under `/v1/collections/{collection}/`, with the `collection` path parameter and its own
+/// operation ids: what the router serves through [`crate::collection::select`].
+fn add_collection_paths(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    use utoipa::openapi::{ObjectBuilder, Required, Type};
+    let nested: Vec<(String, utoipa::openapi::PathItem)> = doc
+        .paths
+        .paths
+        .iter()
+        .filter_map(|(path, item)| {
+            let tail = path.strip_prefix("/v1/")?;
+            let route = tail.split('/').next()?;
+            crate::collection::PER_COLLECTION.contains(&route).then(|| {
+                (
+                    format!("{}{{collection}}/{tail}", crate::collection::PREFIX),
+                    item.clone(),
+                )
+            })
+        })
+        .collect();
+    let per_collection: Vec<String> = doc
+        .paths
+        .paths
+        .keys()
+        .filter(|path| {
+            path.strip_prefix("/v1/")
+                .and_then(|tail| tail.split('/').next())
+                .is_some_and(|route| crate::collection::PER_COLLECTION.contains(&route))
+        })
+        .cloned()
+        .collect();
+    for path in per_collection {
+        if let Some(item) = doc.paths.paths.get_mut(&path) {
+            no_such_collection(item);
+        }
+    }
+    for (path, mut item) in nested {
+        no_such_collection(&mut item);
+        let parameter = ParameterBuilder::new()
+            .name("collection")
+            .parameter_in(ParameterIn::Path)
+            .required(Required::True)
+            .description(Some(
+                "The collection (`default` is also served without this prefix)",
+            ))
+            .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+            .build();
+        item.parameters
+            .get_or_insert_with(Vec::new)
+            .push(parameter.into());
+        for operation in [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.delete,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Some(id) = &mut operation.operation_id {
+                id.push_str("_in_collection");
+            }
+        }
+        doc.paths.paths.insert(path, item);
+    }
+}
+
+/// Documents the 404 of a collection that does not exist or that the token may not use on
+/// every operation of `item`.
+fn no_such_collection(item: &mut utoipa::openapi::PathItem) {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    for operation in [
+        &mut item.get,
+        &mut item.post,
+        &mut item.put,
+        &mut item.delete,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        operation
+            .responses
+            .responses
+            .entry("404".into())
+            .or_insert_with(|| {
+                ResponseBuilder::new()
+                    .description("No such collection, or one the token may not use")
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("Error")))
+                            .build(),
+                    )
+                    .build()
+                    .into()
+            });
+    }
 }
 
 /// [`document`] as JSON, built once.

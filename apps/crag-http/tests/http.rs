@@ -7,9 +7,7 @@ use axum::Router;
 use crag_app::Config;
 use crag_app::TokenSet;
 use crag_http::{router, AppState};
-use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use tower::ServiceExt;
 
 #[path = "support/documented.rs"]
 mod documented;
@@ -58,27 +56,7 @@ fn fixture() -> Value {
 
 /// Sends `request` and checks the answer against the OpenAPI document ([`documented::check`]).
 async fn send(app: &App, request: Request<Body>) -> (StatusCode, Value) {
-    let method = request.method().clone();
-    let path = request.uri().path().to_owned();
-    let response = app.router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let value = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    documented::check(
-        method.as_str(),
-        &path,
-        status.as_u16(),
-        &content_type,
-        &value,
-    );
-    (status, value)
+    documented::call(&app.router, request).await
 }
 
 fn json_request(method: Method, uri: &str, body: impl Into<Body>) -> Request<Body> {
@@ -866,30 +844,9 @@ async fn ask_streams_passes_as_server_sent_events() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
-/// Every route with its methods, read from the OpenAPI document: the router takes its routes
-/// from the same `routes!` calls, so a route added without authentication fails
-/// [`every_route_but_health_needs_a_token`].
-fn declared_routes() -> Vec<(String, Method, bool)> {
-    let source = include_str!("../src/lib.rs");
-    assert!(
-        !source.contains(".route(\""),
-        "routes are added with `routes!` only, so that each is documented and enumerated here"
-    );
-    let mut routes = Vec::new();
-    for (path, item) in documented::DOCUMENT["paths"].as_object().unwrap() {
-        for (method, operation) in item.as_object().unwrap() {
-            // `security: [{}]` marks a route open to anyone.
-            let open = operation["security"] == json!([{}]);
-            let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
-            routes.push((path.clone(), method, open));
-        }
-    }
-    routes
-}
-
 #[tokio::test]
 async fn every_route_but_health_needs_a_token() {
-    let routes = declared_routes();
+    let routes = documented::declared_routes();
     assert!(
         routes.len() >= 12,
         "the route list was not read: {routes:?}"
@@ -918,7 +875,9 @@ async fn every_route_but_health_needs_a_token() {
     assert_eq!(open, ["/healthz", "/readyz"]);
     for (path, method, _) in &routes {
         let uri = path
-            .replace("/v1/documents/{id}", "/v1/documents/docs/x.md")
+            .replace("{collection}", "default")
+            .replace("{name}", "default")
+            .replace("/documents/{id}", "/documents/docs/x.md")
             .replace("{id}", "0123456789abcdef0123456789abcdef");
         let request = json_request(method.clone(), &uri, "{}");
         let (status, body) = send(&app, request).await;

@@ -8,14 +8,40 @@ use crag_core::MetadataFilter;
 use crate::Config;
 use anyhow::Result;
 
-/// Who is calling, as its token says: the documents it sees and whether it may write. The
-/// default (authentication off, or a token of `auth.tokens`) sees everything and writes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Who is calling, as its token says: the collections and documents it sees, whether it may
+/// write and manage collections. The default (authentication off, or a token of
+/// `auth.tokens`) sees everything, writes and manages collections.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// A metadata filter ANDed into every retrieval of the caller's requests.
     pub scope: Option<MetadataFilter>,
     /// Ingest and delete are refused.
     pub read_only: bool,
+    /// The collections it may use (any other is answered as if it did not exist); `None`:
+    /// every one.
+    pub collections: Option<Vec<String>>,
+    /// Whether it may create and delete (the collections it sees).
+    pub admin: bool,
+}
+
+impl Default for Caller {
+    fn default() -> Self {
+        Self {
+            scope: None,
+            read_only: false,
+            collections: None,
+            admin: true,
+        }
+    }
+}
+
+impl Caller {
+    /// Whether the caller may use the collection `name`.
+    pub fn sees(&self, name: &str) -> bool {
+        self.collections
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == name))
+    }
 }
 
 /// The accepted bearer tokens, kept as SHA-256 digests and compared in constant time, each
@@ -48,6 +74,8 @@ impl TokenSet {
                 let caller = Caller {
                     scope: scoped.filter,
                     read_only: !scoped.write,
+                    collections: scoped.collections,
+                    admin: scoped.admin,
                 };
                 set.with(&scoped.token, caller)
             }))
@@ -145,7 +173,11 @@ mod token_tests {
         let billing = Caller {
             scope: Some(scope),
             read_only: true,
+            collections: Some(vec!["billing".into()]),
+            admin: false,
         };
+        assert!(billing.sees("billing") && !billing.sees("default"));
+        assert!(Caller::default().sees("anything"));
         let set =
             TokenSet::new(&["0123456789abcdef".into()]).with("billing-token-0123", billing.clone());
         assert_eq!(

@@ -15,8 +15,10 @@ pub enum Code {
     Unauthenticated,
     /// The token may not do this (a read-only scoped token writing).
     PermissionDenied,
-    /// No such document.
+    /// No such document, session or collection (or one the caller may not see).
     NotFound,
+    /// The collection to create exists already.
+    AlreadyExists,
     /// Too many requests in flight (`server.max_concurrent_requests`): shed, not queued.
     ResourceExhausted,
     /// Shutting down, or a dependency configured fail-closed failed.

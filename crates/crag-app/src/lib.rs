@@ -3,6 +3,7 @@
 //!
 //! - [`api`]: the use cases both APIs serve (query, ingest, delete, stats) with
 //!   authentication, load shedding, the request deadline and readiness around them;
+//! - [`collections`]: named collections, each its own indexes, opened on first use;
 //! - [`requests`]: what callers send, checked against `[limits]` into domain requests;
 //! - [`error`]: the error kinds the APIs answer, mapped once from engine errors;
 //! - [`compose`]: the composition root, building the adapters the configuration names by kind;
@@ -15,6 +16,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod collections;
 pub mod compose;
 pub mod error;
 pub mod requests;
@@ -28,6 +30,7 @@ pub use api::{
     Api, AskParams, DocumentError, EvaluateDocumentParams, EvaluateParams, IngestOutcome, Shed,
 };
 pub use auth::{Caller, TokenSet};
+pub use collections::{CollectionInfo, Collections, Descriptor};
 pub use compose::Adapters;
 pub use error::{AppError, Code};
 pub use requests::{DocumentParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};

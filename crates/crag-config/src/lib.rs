@@ -6,6 +6,7 @@
 //! documented in `docs/configuration.md`.
 
 mod calibration;
+mod collection;
 mod env;
 pub mod reference;
 mod retrieval;
@@ -21,6 +22,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 pub use calibration::{read_calibration, write_calibration};
+pub use collection::{check_name as check_collection_name, DEFAULT_COLLECTION, FIXED_KEYS};
 pub use env::{env_overrides, ENV_PREFIX};
 pub use retrieval::{
     FusionKind, RetrievalSection, ScopeKind, DEFAULT_BM25_B, DEFAULT_BM25_DOCUMENT_TITLE_WEIGHT,

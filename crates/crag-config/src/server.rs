@@ -207,6 +207,11 @@ pub struct ScopedToken {
     pub filter: serde_json::Map<String, serde_json::Value>,
     /// Whether the token may ingest and delete documents.
     pub write: bool,
+    /// The collections the token may use; any other answers 404 as if it did not exist.
+    /// Empty: every collection.
+    pub collections: Vec<String>,
+    /// Whether the token may create and delete collections (among `collections`).
+    pub admin: bool,
 }
 
 impl fmt::Debug for ScopedToken {
@@ -216,6 +221,8 @@ impl fmt::Debug for ScopedToken {
             .field("token_env", &self.token_env)
             .field("filter", &self.filter)
             .field("write", &self.write)
+            .field("collections", &self.collections)
+            .field("admin", &self.admin)
             .finish()
     }
 }
@@ -249,6 +256,10 @@ pub struct ResolvedScope {
     pub filter: Option<crag_core::MetadataFilter>,
     /// Whether it may ingest and delete.
     pub write: bool,
+    /// The collections it may use; `None`: every one.
+    pub collections: Option<Vec<String>>,
+    /// Whether it may create and delete collections.
+    pub admin: bool,
 }
 
 /// Shortest token accepted: guessable tokens are refused at start.
@@ -268,6 +279,10 @@ impl AuthSection {
                 )?;
             }
             scoped_filter(i, scoped)?;
+            for name in &scoped.collections {
+                crate::collection::check_name(name)
+                    .map_err(|e| anyhow::anyhow!("auth.scoped[{i}].collections: {e}"))?;
+            }
         }
         Ok(())
     }
@@ -293,6 +308,9 @@ impl AuthSection {
                     token,
                     filter: scoped_filter(i, scoped)?,
                     write: scoped.write,
+                    collections: (!scoped.collections.is_empty())
+                        .then(|| scoped.collections.clone()),
+                    admin: scoped.admin,
                 })
             })
             .collect()

@@ -117,6 +117,11 @@ impl Engine {
         self
     }
 
+    /// The sentence embedder (shared by the collections of a server that use its model).
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
     /// The symbol index, when one is configured.
     pub fn symbol_index(&self) -> Option<&Arc<dyn SymbolIndex>> {
         self.symbols.as_ref()
@@ -157,10 +162,6 @@ impl Engine {
 
     pub(crate) fn crag_runtime(&self) -> &CragRuntime {
         &self.crag
-    }
-
-    pub(crate) fn embedder(&self) -> &dyn Embedder {
-        self.embedder.as_ref()
     }
 
     pub(crate) fn keyword_index(&self) -> &dyn KeywordIndex {

@@ -3,12 +3,16 @@
 //! here and nowhere else.
 
 mod ask;
+mod collections;
 mod evaluate;
 mod query;
 
 pub use ask::{
     ask_response, pass, AskBody, AskResponse, PassOutput, SessionDeleted, SessionOutput,
     SessionSummaryOutput, SessionsResponse,
+};
+pub use collections::{
+    CollectionBody, CollectionDeleted, CollectionEntry, CollectionResponse, CollectionsResponse,
 };
 pub use evaluate::{evaluate_response, EvaluateBody, EvaluateDocumentBody, EvaluateResponse};
 pub use query::{query_response, QueryResponse};

@@ -4,12 +4,66 @@
 
 use std::sync::LazyLock;
 
-use serde_json::Value;
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
 
 /// The document, as JSON.
 pub static DOCUMENT: LazyLock<Value> = LazyLock::new(|| {
     serde_json::to_value(crag_http::openapi::document()).expect("the document serialises")
 });
+
+/// Sends `request` to `router` and checks the answer against the document ([`check`]).
+pub async fn call(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    check(
+        method.as_str(),
+        &path,
+        status.as_u16(),
+        &content_type,
+        &value,
+    );
+    (status, value)
+}
+
+/// Every route with its methods and whether it is open to anyone, read from the document:
+/// the router takes its routes from the same `routes!` calls, so a route cannot be served
+/// without being listed here.
+pub fn declared_routes() -> Vec<(String, Method, bool)> {
+    let source = include_str!("../../src/lib.rs");
+    assert!(
+        !source.contains(".route(\""),
+        "routes are added with `routes!` only, so that each is documented and enumerated here"
+    );
+    let mut routes = Vec::new();
+    for (path, item) in DOCUMENT["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            if method == "parameters" {
+                continue;
+            }
+            // `security: [{}]` marks a route open to anyone.
+            let open = operation["security"] == json!([{}]);
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            routes.push((path.clone(), method, open));
+        }
+    }
+    routes
+}
 
 /// The documented path a request path takes, if any: `{x}` matches one segment, and a
 /// trailing `{x}` the rest (axum's catch-all).

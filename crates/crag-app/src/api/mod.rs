@@ -16,12 +16,14 @@ use crag_engine::{
 use tokio::sync::Semaphore;
 
 mod ask;
+mod collections;
 mod evaluate;
 
 pub use ask::{session_id, AskParams, MAX_SESSIONS_LISTED};
 pub use evaluate::{EvaluateDocumentParams, EvaluateParams};
 
 use crate::auth::{Caller, TokenSet};
+use crate::collections::Collections;
 use crate::error::{AppError, Code};
 use crate::requests::{DocumentParams, Limits, QueryParams};
 
@@ -75,14 +77,24 @@ pub struct IngestOutcome {
     pub errors: Vec<DocumentError>,
 }
 
-/// The engine with what the APIs put around it.
+/// The engine with what the APIs put around it, bound to one collection (the default one
+/// unless [`Api::in_collection`] chose another).
 #[derive(Clone)]
 pub struct Api {
     inner: Arc<Inner>,
+    engine: Engine,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api")
+            .field("collections", &self.inner.collections)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Inner {
-    engine: Engine,
+    collections: Collections,
     limits: Limits,
     tokens: TokenSet,
     in_flight: Arc<Semaphore>,
@@ -94,8 +106,9 @@ impl Api {
     /// The use cases over `engine` with the configuration's limits and server settings.
     pub fn new(engine: Engine, config: &Config, tokens: TokenSet) -> Self {
         Self {
+            engine: engine.clone(),
             inner: Arc::new(Inner {
-                engine,
+                collections: Collections::new(engine, config),
                 limits: config.limits.into(),
                 tokens,
                 in_flight: Arc::new(Semaphore::new(config.server.max_concurrent_requests)),
@@ -105,9 +118,9 @@ impl Api {
         }
     }
 
-    /// The engine.
+    /// The engine of the collection this handle is bound to.
     pub fn engine(&self) -> &Engine {
-        &self.inner.engine
+        &self.engine
     }
 
     /// The request bounds.
@@ -162,7 +175,7 @@ impl Api {
         params: &QueryParams,
     ) -> Result<(QueryRequest, QueryOutcome), AppError> {
         let request = self.inner.limits.query_request(params)?;
-        let outcome = self.inner.engine.query(&request).await?;
+        let outcome = self.engine.query(&request).await?;
         Ok((request, outcome))
     }
 
@@ -193,8 +206,7 @@ impl Api {
             None
         } else {
             Some(
-                self.inner
-                    .engine
+                self.engine
                     .ingest(accepted, Vec::new(), &Scope::None, &NoProgress)
                     .await?,
             )
@@ -209,7 +221,7 @@ impl Api {
     /// Deletes a document by the id the caller sent; not found is an error.
     pub async fn delete(&self, raw: &str) -> Result<(), AppError> {
         let id = self.inner.limits.document_id(raw)?;
-        if self.inner.engine.delete_document(&id).await? {
+        if self.engine.delete_document(&id).await? {
             Ok(())
         } else {
             Err(AppError::new(
@@ -221,13 +233,15 @@ impl Api {
 
     /// Index statistics.
     pub async fn stats(&self) -> Result<EngineStats, AppError> {
-        Ok(self.inner.engine.stats().await?)
+        Ok(self.engine.stats().await?)
     }
 
-    /// The engine's metrics in the Prometheus text format.
+    /// The engine's metrics in the Prometheus text format (the default collection's
+    /// registry, which the other collections' engines share).
     pub fn metrics_text(&self) -> Result<String, AppError> {
         self.inner
-            .engine
+            .collections
+            .default_engine()
             .metrics()
             .render()
             .map_err(|e| AppError::internal(format!("metrics rendering failed: {e}")))

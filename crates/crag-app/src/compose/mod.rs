@@ -17,7 +17,7 @@ use crag_engine::{
 use crag_expansion::SynonymTable;
 use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
-use crag_ports::{GapDetector, KeywordIndex, SessionStore, SymbolIndex};
+use crag_ports::{Embedder, GapDetector, KeywordIndex, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
 use crag_symbols::{SqliteSymbolIndex, SqliteTermGraph};
 use crag_tantivy::{Bm25, TantivyKeywordIndex};
@@ -97,6 +97,18 @@ pub async fn open_indexes(
     vectors_uri: &str,
     engine: EngineConfig,
 ) -> Result<Engine> {
+    open_indexes_sharing(config, data_dir, vectors_uri, engine, None).await
+}
+
+/// [`open_indexes`], reusing `shared` as the embedder when it is the model the index needs
+/// (collections of one server share one loaded model).
+pub async fn open_indexes_sharing(
+    config: &Config,
+    data_dir: &Path,
+    vectors_uri: &str,
+    engine: EngineConfig,
+    shared: Option<Arc<dyn Embedder>>,
+) -> Result<Engine> {
     // The keyword index first: with `precision = "auto"` the embedder is the one the index
     // records, or int8 for an empty one.
     std::fs::create_dir_all(data_dir)
@@ -112,10 +124,15 @@ pub async fn open_indexes(
     let embedder_config = embedder_config(&config.embedder, precision, &assets_dir(config))?;
     let model_id = embedder_config.model_id.clone();
     check_embedding_model(data_dir, &model_id, stored)?;
-    let embedder = tokio::task::spawn_blocking(move || OnnxEmbedder::new(embedder_config))
-        .await
-        .context("embedder loading task failed")??;
-    let dimension = crag_ports::Embedder::dimension(&embedder);
+    let embedder: Arc<dyn Embedder> = match shared.filter(|e| e.model_id() == model_id) {
+        Some(embedder) => embedder,
+        None => Arc::new(
+            tokio::task::spawn_blocking(move || OnnxEmbedder::new(embedder_config))
+                .await
+                .context("embedder loading task failed")??,
+        ),
+    };
+    let dimension = embedder.dimension();
     let vectors = LanceVectorIndex::open_with(
         vectors_uri,
         VECTOR_TABLE,
@@ -133,13 +150,8 @@ pub async fn open_indexes(
         .await
         .with_context(|| format!("cannot open the symbol index {}", symbols_path.display()))?;
     let graph_enabled = engine.graph.enabled;
-    let mut engine = Engine::new(
-        Arc::new(embedder),
-        Arc::new(vectors),
-        Arc::new(keywords),
-        engine,
-    )?
-    .with_symbols(Arc::new(symbols));
+    let mut engine = Engine::new(embedder, Arc::new(vectors), Arc::new(keywords), engine)?
+        .with_symbols(Arc::new(symbols));
     if graph_enabled {
         let terms_path = data_dir.join(TERMS_FILE);
         let terms = SqliteTermGraph::open(&terms_path)
@@ -281,10 +293,11 @@ pub async fn session_store(config: &Config) -> Result<Option<Arc<dyn SessionStor
 }
 
 /// The CGRAG parts: the gap detector `cgrag.detector` names (the LLM-free one reads
-/// `symbols` when given) and the session store.
-pub async fn cgrag(
+/// `symbols` when given) and the session store `sessions` (see [`session_store`]).
+pub fn cgrag(
     config: &Config,
     symbols: Option<Arc<dyn SymbolIndex>>,
+    sessions: Option<Arc<dyn SessionStore>>,
 ) -> Result<CgragComponents> {
     let llm = language_model(config)?;
     let section = &config.cgrag;
@@ -307,7 +320,7 @@ pub async fn cgrag(
     };
     Ok(CgragComponents {
         detector,
-        sessions: session_store(config).await?,
+        sessions,
         config: section.clone(),
     })
 }
@@ -328,17 +341,34 @@ pub fn spawn_session_sweeper(
 /// The engine the configuration describes: the embedded stack on `data_dir` with every
 /// configured adapter wired in.
 pub async fn engine(config: &Config) -> Result<Engine> {
-    let parts = components(config)?;
+    let sessions = session_store(config).await?;
+    engine_with(config, sessions, None).await
+}
+
+/// [`engine`] with the session store `sessions` (e.g. a collection's namespace of the
+/// server's store) and, given the engine of another collection, its metrics registry and,
+/// when it is the model the index needs, its embedder.
+pub async fn engine_with(
+    config: &Config,
+    sessions: Option<Arc<dyn SessionStore>>,
+    sibling: Option<&Engine>,
+) -> Result<Engine> {
+    let mut parts = components(config)?;
+    if let Some(sibling) = sibling {
+        parts.metrics = sibling.metrics().clone();
+    }
+    let shared = sibling.map(|e| e.embedder().clone());
     if config.server.reconcile_on_start {
         if let Some(chunks) = upgrade_keyword_index(config, &config.data_dir).await? {
             tracing::info!(chunks, "keyword index upgraded to the current schema");
         }
     }
-    let engine = open_indexes(
+    let engine = open_indexes_sharing(
         config,
         &config.data_dir,
         &config.vectors_uri(),
         config.engine_config(),
+        shared,
     )
     .await?;
     if config.server.reconcile_on_start {
@@ -354,7 +384,7 @@ pub async fn engine(config: &Config) -> Result<Engine> {
             "indexes reconciled"
         );
     }
-    let cgrag = cgrag(config, engine.symbol_index().cloned()).await?;
+    let cgrag = cgrag(config, engine.symbol_index().cloned(), sessions)?;
     Ok(engine.with_crag(parts)?.with_cgrag(cgrag)?)
 }
 
