@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use crag_app::Config;
 
-use crate::{ask, calibrate, commands, eval, eval_code, serve};
+use crate::{ask, calibrate, collections, commands, eval, eval_code, serve};
 
 /// Self-correcting hybrid retrieval over your documents and code.
 #[derive(Debug, Parser)]
@@ -26,6 +26,9 @@ pub(crate) struct Cli {
     /// default: ~/.cache/crag/assets.
     #[arg(long, global = true)]
     assets_dir: Option<PathBuf>,
+    /// The collection to act on (see `crag collections`; `crag serve` serves them all).
+    #[arg(long, global = true, env = "CRAG_COLLECTION", default_value = crag_config::DEFAULT_COLLECTION)]
+    pub(crate) collection: String,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -57,6 +60,9 @@ pub(crate) enum Command {
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// List, create, describe and delete collections (each its own indexes and sessions).
+    #[command(subcommand)]
+    Collections(collections::CollectionsCommand),
     /// Print the HTTP API's OpenAPI 3.1 document (what `GET /openapi.json` serves), for
     /// generating clients without a running server.
     Openapi,
@@ -70,6 +76,19 @@ pub(crate) enum ConfigCommand {
     /// Print the JSON Schema of the configuration file (every key, its type, default and
     /// documentation), for editors and validators; `crag.example.toml` is made from it.
     Schema,
+}
+
+/// The context of a command: the configuration ([`load_config`]) and, with `--collection`,
+/// the named collection's.
+pub(crate) fn context(cli: &Cli) -> anyhow::Result<commands::Context> {
+    let base = load_config(cli)?;
+    let config = crag_app::collections::collection_config(&base, &cli.collection)
+        .map_err(anyhow::Error::msg)?;
+    Ok(commands::Context {
+        config,
+        base,
+        collection: cli.collection.clone(),
+    })
 }
 
 /// Defaults, then the file, then `CRAG_` variables, then the global flags.

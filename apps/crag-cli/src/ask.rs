@@ -53,7 +53,8 @@ pub async fn ask(ctx: &Context, args: AskArgs) -> Result<()> {
     if let Some(kind) = args.detector {
         config.cgrag.detector = kind;
     }
-    let engine = crag_app::compose::engine(&config).await?;
+    let engine =
+        crag_app::collections::open_collection(&ctx.base, &ctx.collection, &config).await?;
     let api = Api::new(engine, &config, TokenSet::default());
     let params = AskParams {
         query: QueryParams {

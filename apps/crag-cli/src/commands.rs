@@ -12,9 +12,15 @@ use crate::output;
 use crag_app::compose::{EvaluatorKind, WebProvider};
 use crag_app::Config;
 
-/// The effective configuration (file, `CRAG_` environment, then global flags).
+/// The effective configuration (file, `CRAG_` environment, then global flags), for the
+/// collection `--collection` names.
 pub struct Context {
+    /// The collection's configuration: [`Context::base`] with its overrides and directory.
     pub config: Config,
+    /// The configuration of the data directory (its `default` collection).
+    pub base: Config,
+    /// The collection (`default` unless `--collection` names another).
+    pub collection: String,
 }
 
 impl Context {

@@ -5,6 +5,7 @@ mod args;
 mod ask;
 mod calibrate;
 mod collection;
+mod collections;
 mod commands;
 mod eval;
 mod eval_code;
@@ -13,7 +14,7 @@ mod serve;
 
 use std::process::ExitCode;
 
-use args::{load_config, Cli, Command, ConfigCommand};
+use args::{context, Cli, Command, ConfigCommand};
 use clap::Parser;
 
 /// jemalloc instead of glibc's malloc: under sustained mixed load glibc's per-thread arenas
@@ -33,8 +34,8 @@ async fn main() -> ExitCode {
         "warn"
     };
     crag_app::init_tracing(default_level);
-    let result = match load_config(&cli) {
-        Ok(config) => run(cli.command, commands::Context { config }).await,
+    let result = match context(&cli) {
+        Ok(ctx) => run(cli.command, ctx).await,
         Err(err) => Err(err),
     };
     crag_app::exit_code(result)
@@ -51,6 +52,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
         Command::EvalCode(args) => eval_code::eval_code(&ctx, args).await,
         Command::Serve(args) => serve::serve(&ctx, args).await,
         Command::Calibrate(args) => calibrate::calibrate_command(&ctx, args).await,
+        Command::Collections(command) => collections::collections(&ctx, command).await,
         Command::Config(ConfigCommand::Print) => {
             print!("{}", ctx.config.to_toml()?);
             Ok(())

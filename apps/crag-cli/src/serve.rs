@@ -20,7 +20,7 @@ pub struct ServeArgs {
 }
 
 pub async fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
-    let mut config = ctx.config.clone();
+    let mut config = ctx.base.clone();
     if let Some(addr) = args.http_addr {
         config.server.http_addr = addr;
     }

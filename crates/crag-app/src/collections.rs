@@ -108,25 +108,12 @@ impl Collections {
     }
 
     fn dir(&self, name: &str) -> PathBuf {
-        self.root().join(name)
+        dir_of(&self.base, name)
     }
 
-    /// The configuration collection `name` runs with: the server's with its overrides, its
-    /// own data directory, and its vectors beside the server's.
+    /// The configuration `descriptor`'s collection runs with ([`config_for`]).
     pub fn config_of(&self, descriptor: &Descriptor) -> Result<Config, AppError> {
-        let mut config = self
-            .base
-            .with_overrides(&descriptor.overrides)
-            .map_err(|e| invalid(format!("overrides: {e:#}")))?;
-        config.data_dir = self.dir(&descriptor.name);
-        config.vectors_uri = self.base.vectors_uri.as_ref().map(|uri| {
-            format!(
-                "{}/{COLLECTIONS_DIR}/{}",
-                uri.trim_end_matches('/'),
-                descriptor.name
-            )
-        });
-        Ok(config)
+        config_for(&self.base, descriptor)
     }
 
     /// The names of every collection, `default` first, then the others sorted.
@@ -149,17 +136,7 @@ impl Collections {
     }
 
     fn read_descriptor(&self, name: &str) -> Result<Option<Descriptor>, AppError> {
-        let path = self.dir(name).join(DESCRIPTOR_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| AppError::internal(format!("unreadable {}: {e}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(AppError::internal(format!(
-                "cannot read {}: {e}",
-                path.display()
-            ))),
-        }
+        read_descriptor(&self.base, name)
     }
 
     /// The engine of collection `name`, opened on first use; not found when it does not exist.
@@ -329,6 +306,66 @@ impl Collections {
         tracing::info!(collection = name, "collection deleted");
         Ok(())
     }
+}
+
+fn dir_of(base: &Config, name: &str) -> PathBuf {
+    base.data_dir.join(COLLECTIONS_DIR).join(name)
+}
+
+/// The configuration collection `descriptor` runs with: `base` (the server's) with its
+/// overrides, its own data directory, and its vectors beside the server's.
+pub fn config_for(base: &Config, descriptor: &Descriptor) -> Result<Config, AppError> {
+    let mut config = base
+        .with_overrides(&descriptor.overrides)
+        .map_err(|e| invalid(format!("overrides: {e:#}")))?;
+    config.data_dir = dir_of(base, &descriptor.name);
+    config.vectors_uri = base.vectors_uri.as_ref().map(|uri| {
+        format!(
+            "{}/{COLLECTIONS_DIR}/{}",
+            uri.trim_end_matches('/'),
+            descriptor.name
+        )
+    });
+    Ok(config)
+}
+
+/// The descriptor of collection `name` in `base.data_dir`, if it exists.
+pub fn read_descriptor(base: &Config, name: &str) -> Result<Option<Descriptor>, AppError> {
+    let path = dir_of(base, name).join(DESCRIPTOR_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| AppError::internal(format!("unreadable {}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(AppError::internal(format!(
+            "cannot read {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// The configuration collection `name` of `base.data_dir` runs with (`default`: `base`),
+/// for a one-shot command that opens one collection; not found when it does not exist.
+pub fn collection_config(base: &Config, name: &str) -> Result<Config, AppError> {
+    if name == DEFAULT_COLLECTION {
+        return Ok(base.clone());
+    }
+    check_collection_name(name).map_err(invalid)?;
+    let descriptor = read_descriptor(base, name)?.ok_or_else(|| not_found(name))?;
+    config_for(base, &descriptor)
+}
+
+/// The whole engine of collection `name` (every adapter wired, as [`crate::compose::engine`])
+/// with `config` ([`collection_config`], perhaps adjusted), its sessions in its namespace of
+/// `base`'s session store: what a one-shot command uses instead of a server's [`Collections`].
+pub async fn open_collection(base: &Config, name: &str, config: &Config) -> anyhow::Result<Engine> {
+    if name == DEFAULT_COLLECTION {
+        return crate::compose::engine(config).await;
+    }
+    let sessions = crate::compose::session_store(base)
+        .await?
+        .map(|store| store.in_namespace(name));
+    crate::compose::engine_with(config, sessions, None).await
 }
 
 async fn info(descriptor: &Descriptor, engine: &Engine) -> Result<CollectionInfo, AppError> {
