@@ -88,6 +88,7 @@ pub(crate) fn context(cli: &Cli) -> anyhow::Result<commands::Context> {
         config,
         base,
         collection: cli.collection.clone(),
+        config_path: cli.config.clone(),
     })
 }
 

@@ -21,6 +21,8 @@ pub struct Context {
     pub base: Config,
     /// The collection (`default` unless `--collection` names another).
     pub collection: String,
+    /// The configuration file, if any (`crag serve` reloads its tokens on SIGHUP).
+    pub config_path: Option<PathBuf>,
 }
 
 impl Context {

@@ -45,14 +45,18 @@ pub async fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
     let signal = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
     };
+    // One API for both transports: one registry of collections (a collection's indexes are
+    // opened once), one concurrency limit, one set of tokens.
+    let api = crag_app::Api::new(engine, &config, tokens);
+    let _reload = crag_app::spawn_token_reload(api.clone(), ctx.config_path.clone());
     let http = crag_http::run(
-        crag_http::AppState::new(engine.clone(), &config, tokens.clone())?,
+        crag_http::AppState::with_api(api.clone(), &config)?,
         config.server.http_addr,
         signal(stopped.clone()),
         grace,
     );
     let grpc = crag_grpc::run(
-        crag_grpc::CragService::new(engine, &config, tokens)?,
+        crag_grpc::CragService::with_api(api, &config)?,
         config.server.grpc_addr,
         signal(stopped),
         grace,

@@ -90,10 +90,16 @@ impl CragService {
     /// service. Fails when the configured TLS files cannot be read or do not hold a matching
     /// pair.
     pub fn new(engine: Engine, config: &Config, tokens: TokenSet) -> anyhow::Result<Self> {
-        let metrics = GrpcMetrics::register(engine.metrics().registry())
+        Self::with_api(Api::new(engine, config, tokens), config)
+    }
+
+    /// The service over `api`, which another transport may share (one registry of
+    /// collections, one concurrency limit).
+    pub fn with_api(api: Api, config: &Config) -> anyhow::Result<Self> {
+        let metrics = GrpcMetrics::register(api.engine().metrics().registry())
             .map_err(|e| anyhow::anyhow!("cannot register the gRPC metrics: {e}"))?;
         Ok(Self {
-            api: Api::new(engine, config, tokens),
+            api,
             max_ingest_batch: config.limits.max_ingest_batch,
             max_body_bytes: config.limits.max_body_bytes,
             connections: ConnectionLimits {

@@ -55,7 +55,13 @@ impl AppState {
     /// State over `engine` with the configuration's limits, tokens and server settings; fails
     /// when the configured TLS files cannot be read or do not hold a matching pair.
     pub fn new(engine: Engine, config: &Config, tokens: TokenSet) -> anyhow::Result<Self> {
-        let metrics = HttpMetrics::register(engine.metrics().registry())?;
+        Self::with_api(Api::new(engine, config, tokens), config)
+    }
+
+    /// State over `api`, which another transport may share (one registry of collections, one
+    /// concurrency limit); the configuration's body limit and server settings.
+    pub fn with_api(api: Api, config: &Config) -> anyhow::Result<Self> {
+        let metrics = HttpMetrics::register(api.engine().metrics().registry())?;
         let tls = match crag_app::TlsIdentity::load(&config.server)? {
             Some(identity) => Some(tokio_rustls::TlsAcceptor::from(Arc::new(
                 identity.server_config(&[b"h2", b"http/1.1"])?,
@@ -64,7 +70,7 @@ impl AppState {
         };
         Ok(Self {
             inner: Arc::new(Inner {
-                api: Api::new(engine, config, tokens),
+                api,
                 max_body_bytes: config.limits.max_body_bytes,
                 connections: ConnectionOptions {
                     header_timeout: Duration::from_millis(config.server.header_read_timeout_ms),

@@ -96,7 +96,8 @@ impl std::fmt::Debug for Api {
 struct Inner {
     collections: Collections,
     limits: Limits,
-    tokens: TokenSet,
+    /// Replaced whole when the configuration is reloaded ([`Api::set_tokens`]).
+    tokens: std::sync::RwLock<TokenSet>,
     in_flight: Arc<Semaphore>,
     timeout: Duration,
     ready: AtomicBool,
@@ -110,7 +111,7 @@ impl Api {
             inner: Arc::new(Inner {
                 collections: Collections::new(engine, config),
                 limits: config.limits.into(),
-                tokens,
+                tokens: std::sync::RwLock::new(tokens),
                 in_flight: Arc::new(Semaphore::new(config.server.max_concurrent_requests)),
                 timeout: Duration::from_millis(config.server.request_timeout_ms),
                 ready: AtomicBool::new(true),
@@ -133,8 +134,20 @@ impl Api {
     pub fn authorize(&self, header: Option<&[u8]>) -> Result<Caller, AppError> {
         self.inner
             .tokens
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .caller(header)
             .ok_or_else(AppError::unauthenticated)
+    }
+
+    /// Replaces the accepted tokens and what each may do (a reloaded configuration); requests
+    /// already authorised keep their caller.
+    pub fn set_tokens(&self, tokens: TokenSet) {
+        *self
+            .inner
+            .tokens
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tokens;
     }
 
     /// Refuses a write (ingest, delete) by a caller whose token may not write.

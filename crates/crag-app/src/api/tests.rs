@@ -145,3 +145,43 @@ fn tokens_are_required_when_configured() {
     assert!(closed.authorize(Some(b"Bearer 0123456789abcdef")).is_ok());
     assert!(closed.authorize(Some(b"Bearer 0123456789abcdeX")).is_err());
 }
+
+#[tokio::test]
+async fn tokens_reload_from_the_file_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crag.toml");
+    let write = |text: &str| std::fs::write(&path, text).unwrap();
+    write("[auth]\ntokens = [\"first-token-0123456789\"]\n");
+    let api = api_with(
+        &Config::default(),
+        crate::reload_tokens(Some(&path)).unwrap(),
+    );
+    let bearer = |t: &str| format!("Bearer {t}");
+    assert!(api
+        .authorize(Some(bearer("first-token-0123456789").as_bytes()))
+        .is_ok());
+
+    write(
+        "[auth]\ntokens = [\"second-token-0123456789\"]\n\
+         [[auth.scoped]]\ntoken = \"team-token-0123456789\"\ncollections = [\"team\"]\n",
+    );
+    api.set_tokens(crate::reload_tokens(Some(&path)).unwrap());
+    assert!(api
+        .authorize(Some(bearer("first-token-0123456789").as_bytes()))
+        .is_err());
+    assert!(api
+        .authorize(Some(bearer("second-token-0123456789").as_bytes()))
+        .is_ok());
+    let team = api
+        .authorize(Some(bearer("team-token-0123456789").as_bytes()))
+        .unwrap();
+    assert_eq!(team.collections, Some(vec!["team".to_owned()]));
+    assert!(!team.admin && team.read_only);
+
+    // A file that no longer loads is refused; the tokens in force stay.
+    write("[auth]\ntokens = [\"short\"]\n");
+    assert!(crate::reload_tokens(Some(&path)).is_err());
+    assert!(api
+        .authorize(Some(bearer("second-token-0123456789").as_bytes()))
+        .is_ok());
+}
