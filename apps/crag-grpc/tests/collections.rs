@@ -215,6 +215,21 @@ async fn a_token_for_one_collection_finds_no_other_on_any_rpc() {
         .unwrap_err();
     assert_eq!(bad.code(), Code::InvalidArgument);
 
+    // The RPCs checked are every data RPC the proto declares.
+    let declared: Vec<String> = include_str!("../../../proto/crag/v1/crag.proto")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("rpc "))
+        .filter_map(|l| l.split('(').next())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| name != "Evaluate" && !name.contains("Collection"))
+        .collect();
+    let checked: Vec<String> = codes(&mut client, TOKEN, Some("nope"))
+        .await
+        .into_iter()
+        .map(|(rpc, _)| rpc.to_owned())
+        .collect();
+    assert_eq!(checked, declared, "every data RPC is checked");
+
     for collection in [Some("b"), Some("default"), None, Some("nope")] {
         for (rpc, code) in codes(&mut client, TEAM_A, collection).await {
             assert_eq!(code, Code::NotFound, "{rpc} on {collection:?}");

@@ -184,15 +184,7 @@ fn add_collection_paths(doc: &mut utoipa::openapi::OpenApi) {
         item.parameters
             .get_or_insert_with(Vec::new)
             .push(parameter.into());
-        for operation in [
-            &mut item.get,
-            &mut item.post,
-            &mut item.put,
-            &mut item.delete,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for operation in operations(&mut item) {
             if let Some(id) = &mut operation.operation_id {
                 id.push_str("_in_collection");
             }
@@ -201,11 +193,11 @@ fn add_collection_paths(doc: &mut utoipa::openapi::OpenApi) {
     }
 }
 
-/// Documents the 404 of a collection that does not exist or that the token may not use on
-/// every operation of `item`.
-fn no_such_collection(item: &mut utoipa::openapi::PathItem) {
-    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-    for operation in [
+/// The operations of `item` (the methods crag's routes use).
+fn operations(
+    item: &mut utoipa::openapi::PathItem,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    [
         &mut item.get,
         &mut item.post,
         &mut item.put,
@@ -213,7 +205,13 @@ fn no_such_collection(item: &mut utoipa::openapi::PathItem) {
     ]
     .into_iter()
     .flatten()
-    {
+}
+
+/// Documents the 404 of a collection that does not exist or that the token may not use on
+/// every operation of `item`.
+fn no_such_collection(item: &mut utoipa::openapi::PathItem) {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    for operation in operations(item) {
         operation
             .responses
             .responses
