@@ -69,7 +69,9 @@ impl std::fmt::Debug for Collections {
     }
 }
 
-fn not_found(name: &str) -> AppError {
+/// The answer for a collection that does not exist, and (so that its existence is not
+/// revealed) for one the caller may not use.
+pub(crate) fn not_found(name: &str) -> AppError {
     AppError::new(
         Code::NotFound,
         format!("no collection `{}`", name.escape_debug()),

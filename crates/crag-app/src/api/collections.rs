@@ -5,15 +5,8 @@ use crag_config::DEFAULT_COLLECTION;
 
 use super::Api;
 use crate::auth::Caller;
-use crate::collections::{CollectionInfo, Collections};
-use crate::error::{AppError, Code};
-
-fn hidden(name: &str) -> AppError {
-    AppError::new(
-        Code::NotFound,
-        format!("no collection `{}`", name.escape_debug()),
-    )
-}
+use crate::collections::{not_found, CollectionInfo, Collections};
+use crate::error::AppError;
 
 impl Api {
     /// This API bound to collection `name` (`None`: the default one); not found when it
@@ -25,7 +18,7 @@ impl Api {
     ) -> Result<Api, AppError> {
         let name = name.filter(|n| !n.is_empty()).unwrap_or(DEFAULT_COLLECTION);
         if !caller.sees(name) {
-            return Err(hidden(name));
+            return Err(not_found(name));
         }
         Ok(Api {
             inner: self.inner.clone(),
@@ -72,7 +65,7 @@ impl Api {
         name: &str,
     ) -> Result<CollectionInfo, AppError> {
         if !caller.sees(name) {
-            return Err(hidden(name));
+            return Err(not_found(name));
         }
         self.inner.collections.describe(name).await
     }
@@ -80,7 +73,7 @@ impl Api {
     /// Deletes a collection the caller sees; the caller must be an admin.
     pub async fn delete_collection(&self, caller: &Caller, name: &str) -> Result<(), AppError> {
         if !caller.sees(name) {
-            return Err(hidden(name));
+            return Err(not_found(name));
         }
         if !caller.admin {
             return Err(AppError::permission_denied(
