@@ -38,8 +38,8 @@ pub struct RetrievalSection {
     pub bm25_title_weight: f32,
     /// What hybrid retrieval ranks: `"documents"` (the BM25 leg ranks whole documents by
     /// BM25F over their title and whole text; each leg keeps a document's best chunk and the
-    /// fusion adds a document's two legs; each document is returned once, as its chunk that
-    /// best matches the query; the default; Corrective RAG's further retrievals are fused
+    /// fusion adds a document's two legs; each document is returned once, as the vector
+    /// leg's best chunk of it (the keyword leg's when only that leg found it); the default; Corrective RAG's further retrievals are fused
     /// and de-duplicated by document too) or `"chunks"` (every chunk on its own; the BM25 leg
     /// scores chunks with `bm25_title_weight`; several chunks of one document may be
     /// returned). Documents beat chunks on SciFact and Cranfield for BM25, hybrid and

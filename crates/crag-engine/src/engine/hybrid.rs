@@ -301,8 +301,10 @@ impl Engine {
             let missing: HashSet<ChunkId> = {
                 let mut vector_scores: Vec<(&str, f32)> =
                     vector.iter().map(|h| (h.id.as_str(), h.score)).collect();
+                let mut keyword_scores = keyword_scores.clone();
                 if self.config.scope == RetrievalScope::Documents {
-                    vector_scores = per_document_ids(&keyword_scores, vector_scores);
+                    (keyword_scores, vector_scores) =
+                        per_document_ids(&keyword_scores, vector_scores);
                 }
                 let fused = fuse_ids(&keyword_scores, &vector_scores, self.config.fusion, top_k);
                 let kept: HashSet<&str> = fused.iter().map(|f| f.id).collect();

@@ -15,44 +15,52 @@ pub fn document_of(chunk_id: &str) -> &str {
         .map_or(chunk_id, |(document, _)| document)
 }
 
+/// One leg's ids and scores, best first.
+type Leg<'a> = Vec<(&'a str, f32)>;
+
 /// Both legs' ids per document, for a fusion of documents: each leg keeps a document's first
-/// (best) hit, and a vector hit takes the id of the keyword leg's chunk of the same document,
-/// so that [`fuse_ids`](crate::fuse_ids) adds the document's two legs. Returns the vector leg;
-/// the keyword leg is expected one hit per document already ([`per_document`] deduplicates
-/// whole hits).
-pub fn per_document_ids<'a>(
-    keyword: &[(&'a str, f32)],
-    vector: Vec<(&'a str, f32)>,
-) -> Vec<(&'a str, f32)> {
-    let mut shown: HashMap<&str, &'a str> = HashMap::new();
-    for &(id, _) in keyword {
-        shown.entry(document_of(id)).or_insert(id);
-    }
+/// (best) hit, and a document both legs found is shown as the vector leg's best chunk of it,
+/// so that [`fuse_ids`](crate::fuse_ids) adds the document's two legs under one id. The vector
+/// leg's chunk is the passage closest in meaning to the query; the keyword leg's best chunk
+/// (of its chunk ranking) shows a document only it found. Chosen on SciFact train and
+/// Cranfield (docs/benchmarks.md, "The chunk that shows a document"). Returns the keyword leg
+/// and the vector leg.
+pub fn per_document_ids<'a>(keyword: &[(&'a str, f32)], vector: Leg<'a>) -> (Leg<'a>, Leg<'a>) {
     let mut seen = HashSet::new();
-    vector
+    let vector: Leg<'a> = vector
         .into_iter()
         .filter(|(id, _)| seen.insert(document_of(id)))
-        .map(|(id, score)| (shown.get(document_of(id)).copied().unwrap_or(id), score))
-        .collect()
+        .collect();
+    let shown: HashMap<&str, &'a str> = vector
+        .iter()
+        .map(|&(id, _)| (document_of(id), id))
+        .collect();
+    let mut seen = HashSet::new();
+    let keyword = keyword
+        .iter()
+        .filter(|(id, _)| seen.insert(document_of(id)))
+        .map(|&(id, score)| (shown.get(document_of(id)).copied().unwrap_or(id), score))
+        .collect();
+    (keyword, vector)
 }
 
-/// [`per_document_ids`] over whole hits: each leg keeps a document's best hit, a vector hit
-/// shown as the keyword leg's chunk of its document when there is one.
+/// [`per_document_ids`] over whole hits: each leg keeps a document's best hit, a keyword hit
+/// shown as the vector leg's chunk of its document when there is one.
 pub fn per_document(
     keyword: Vec<ScoredChunk>,
     vector: Vec<ScoredChunk>,
 ) -> (Vec<ScoredChunk>, Vec<ScoredChunk>) {
     let mut seen = HashSet::new();
-    let keyword: Vec<ScoredChunk> = keyword
+    let vector: Vec<ScoredChunk> = vector
         .into_iter()
         .filter(|h| seen.insert(h.chunk.document_id.clone()))
         .collect();
-    let shown: HashMap<&DocumentId, &Chunk> = keyword
+    let shown: HashMap<&DocumentId, &Chunk> = vector
         .iter()
         .map(|h| (&h.chunk.document_id, &h.chunk))
         .collect();
     let mut seen = HashSet::new();
-    let vector = vector
+    let keyword = keyword
         .into_iter()
         .filter(|h| seen.insert(h.chunk.document_id.clone()))
         .map(|h| match shown.get(&h.chunk.document_id) {
@@ -81,12 +89,14 @@ mod tests {
     }
 
     #[test]
-    fn per_document_a_documents_two_legs_add_up() {
-        // d1's best vector chunk is #2, the keyword leg shows #0: fused as one hit, #0.
-        let keyword = [("d1#0", 5.0), ("d2#0", 4.0)];
+    fn per_document_a_documents_two_legs_add_up_under_the_vector_legs_chunk() {
+        // d1's best vector chunk is #2, the keyword leg's is #0: fused as one hit shown as #2;
+        // d2's vector chunk #1 shows it; d4, only a keyword hit, keeps its keyword chunk.
+        let keyword = [("d1#0", 5.0), ("d1#1", 4.5), ("d2#0", 4.0), ("d4#3", 2.0)];
         let vector = vec![("d1#2", 0.9), ("d3#0", 0.8), ("d1#0", 0.7), ("d2#1", 0.1)];
-        let vector = per_document_ids(&keyword, vector);
-        assert_eq!(vector, [("d1#0", 0.9), ("d3#0", 0.8), ("d2#0", 0.1)]);
+        let (keyword, vector) = per_document_ids(&keyword, vector);
+        assert_eq!(keyword, [("d1#2", 5.0), ("d2#1", 4.0), ("d4#3", 2.0)]);
+        assert_eq!(vector, [("d1#2", 0.9), ("d3#0", 0.8), ("d2#1", 0.1)]);
         let fused = fuse_ids(
             &keyword,
             &vector,
@@ -96,11 +106,14 @@ mod tests {
             10,
         );
         let ids: Vec<&str> = fused.iter().map(|f| f.id).collect();
-        assert_eq!(ids, ["d1#0", "d3#0", "d2#0"]);
+        assert_eq!(ids, ["d1#2", "d3#0", "d2#1", "d4#3"]);
         assert!(fused[0].keyword.is_some() && fused[0].vector.is_some());
+    }
 
+    #[test]
+    fn per_document_over_whole_hits_shows_the_vector_legs_chunk() {
         let hit = |doc: &str, ordinal: usize, score: f32| ScoredChunk {
-            chunk: chunk(doc, ordinal, "t", "text"),
+            chunk: chunk(doc, ordinal, "t", &format!("{doc} {ordinal}")),
             score,
         };
         let (keyword, vector) = per_document(
@@ -110,8 +123,11 @@ mod tests {
         let ids = |hits: &[ScoredChunk]| -> Vec<String> {
             hits.iter().map(|h| h.chunk.id.to_string()).collect()
         };
-        assert_eq!(ids(&keyword), ["d1#0", "d2#0"]);
-        assert_eq!(ids(&vector), ["d1#0", "d3#0"]);
+        assert_eq!(ids(&keyword), ["d1#2", "d2#0"]);
+        assert_eq!(ids(&vector), ["d1#2", "d3#0"]);
+        // The keyword leg keeps its score, the chunk (and its text) is the vector leg's.
+        assert_eq!(keyword[0].score, 5.0);
+        assert_eq!(keyword[0].chunk.text, "d1 2");
         assert_eq!(vector[0].score, 0.9);
     }
 }
