@@ -1541,3 +1541,103 @@ async fn the_feedback_rerank_fails_open_when_the_vectors_cannot_be_read() {
     assert_eq!(documents(&o), ["panels.md", "install.md"]);
     assert!(o.warnings.is_empty(), "{:?}", o.warnings);
 }
+
+#[tokio::test]
+async fn strict_fails_the_query_where_a_lenient_one_falls_back() {
+    // Evaluator: fail-open by its own key, closed under strict.
+    let failing = Arc::new(FnEvaluator::new("broken", |_q, _d: &[EvalDocument]| {
+        Err(PortError::new(ErrorKind::Unavailable, "evaluator down"))
+    }));
+    let strict = CragConfig {
+        strict: true,
+        ..CragConfig::default()
+    };
+    let e = with(failing, None, strict.clone()).await;
+    let err = e.query(&request("Rust ownership", 3)).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert!(err.to_string().contains("evaluator down"), "{err}");
+
+    // Web search: the same.
+    let web = Arc::new(StaticWebSearch::failing(
+        ErrorKind::Timeout,
+        "searxng timed out",
+    ));
+    let e = with(
+        scripted(Verdict::Incorrect, vec![]),
+        Some(web),
+        strict.clone(),
+    )
+    .await;
+    let err = e
+        .query(&request("latest SpaceX launch updates", 3))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+
+    // A failed rewrite by the language model: keywords when lenient, an error when strict.
+    for (config, fails) in [(CragConfig::default(), false), (strict.clone(), true)] {
+        let llm = Arc::new(ScriptedLanguageModel::new([Err((
+            ErrorKind::Unavailable,
+            "model down".to_owned(),
+        ))]));
+        let mut parts = CragComponents::heuristic(config).unwrap();
+        parts.evaluator = scripted(Verdict::Incorrect, vec![]);
+        parts.rewriter = Some(llm);
+        let e = engine().await.with_crag(parts).unwrap();
+        let r = e.query(&request("any news on spacex?", 4)).await;
+        if fails {
+            let err = r.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Unavailable);
+            assert!(err.to_string().contains("model down"), "{err}");
+            assert!(err.to_string().contains("crag.strict"), "{err}");
+        } else {
+            let o = r.unwrap();
+            assert!(
+                o.warnings.iter().any(|w| w.contains("model down")),
+                "{:?}",
+                o.warnings
+            );
+        }
+    }
+
+    // The feedback rerank's embeddings not read: the fused order when lenient, an error when
+    // strict.
+    let vectors = Arc::new(InMemoryVectorIndex::new(64));
+    let mut parts = CragComponents::heuristic(CragConfig {
+        feedback_rerank: strong_feedback(),
+        ..strict
+    })
+    .unwrap();
+    parts.evaluator = scripted(Verdict::Correct, vec![]);
+    let e = engine_over(LIKENESS_DOCS, vectors.clone())
+        .await
+        .with_crag(parts)
+        .unwrap();
+    vectors.fail_vector_reads(true);
+    let err = e.query(&request("solar energy", 2)).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert!(err.to_string().contains("feedback rerank"), "{err}");
+    vectors.fail_vector_reads(false);
+    e.query(&request("solar energy", 2)).await.unwrap();
+}
+
+#[tokio::test]
+async fn crag_disabled_makes_every_query_a_plain_retrieval() {
+    let evaluator = Arc::new(FnEvaluator::new("counting", |_q, _d: &[EvalDocument]| {
+        panic!("the evaluator is not called when Corrective RAG is disabled")
+    }));
+    let e = with(
+        evaluator,
+        None,
+        CragConfig {
+            enabled: false,
+            feedback_rerank: strong_feedback(),
+            ..CragConfig::default()
+        },
+    )
+    .await;
+    let o = e.query(&request("Rust ownership", 3)).await.unwrap();
+    assert_eq!(o.verdict(), None);
+    assert!(o.corrections.is_empty(), "{:?}", o.corrections);
+    assert_eq!(ids(&o), ids(&plain(&e, "Rust ownership", 3).await));
+}

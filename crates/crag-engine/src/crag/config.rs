@@ -24,6 +24,16 @@ pub enum ExpansionStrategy {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CragConfig {
+    /// Corrective RAG runs at all (seed 004's global switch). `false`: every query is a plain
+    /// hybrid retrieval, as a request with `use_crag` off (no judgement, no correction, no
+    /// feedback rerank), whatever the request asks; routing and CGRAG still run.
+    pub enabled: bool,
+    /// Fail closed everywhere (seed 004): any evaluator, reranker or web search failure, and any
+    /// correction that could not be carried out (a sub-query, the knowledge-graph retrieval, the
+    /// feedback rerank's embeddings, the language model's rewrite), fails the query (HTTP 503 /
+    /// gRPC UNAVAILABLE) instead of falling back with a warning; overrides
+    /// `evaluator_fail_mode`, `web_search_fail_mode` and `rerank.fail_mode`.
+    pub strict: bool,
     /// Classify queries first; greetings, thanks, arithmetic skip retrieval.
     pub routing_enabled: bool,
     /// Query router rules.
@@ -103,6 +113,8 @@ pub struct CragConfig {
 impl Default for CragConfig {
     fn default() -> Self {
         Self {
+            enabled: true,
+            strict: false,
             routing_enabled: true,
             router: RouterConfig::default(),
             judge_depth: 10,
@@ -137,6 +149,15 @@ impl Default for CragConfig {
 }
 
 impl CragConfig {
+    /// `configured`, or [`FailMode::Closed`] under `strict`.
+    pub fn fail_mode(&self, configured: FailMode) -> FailMode {
+        if self.strict {
+            FailMode::Closed
+        } else {
+            configured
+        }
+    }
+
     /// Checks ranges; the message names the offending key.
     pub fn validate(&self) -> Result<()> {
         let bad =
@@ -204,6 +225,19 @@ mod tests {
         assert_eq!(c.token_budget, 8000);
         assert_eq!(c.max_synonyms_per_term, 2);
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn strict_closes_every_fail_mode() {
+        let lenient = CragConfig::default();
+        assert!(lenient.enabled && !lenient.strict);
+        assert_eq!(lenient.fail_mode(FailMode::Open), FailMode::Open);
+        assert_eq!(lenient.fail_mode(FailMode::Closed), FailMode::Closed);
+        let strict = CragConfig {
+            strict: true,
+            ..CragConfig::default()
+        };
+        assert_eq!(strict.fail_mode(FailMode::Open), FailMode::Closed);
     }
 
     #[test]

@@ -22,6 +22,17 @@ impl Engine {
     pub async fn query(&self, request: &QueryRequest) -> Result<QueryOutcome> {
         let started = Instant::now();
         let rt = self.crag_runtime();
+        // `[crag] enabled = false`: every query is a plain retrieval, whatever it asks.
+        let plain;
+        let request = if request.use_crag && !rt.config().enabled {
+            plain = QueryRequest {
+                use_crag: false,
+                ..request.clone()
+            };
+            &plain
+        } else {
+            request
+        };
         let mut run = Run::new(self, request);
         let budget = request.token_budget.unwrap_or(rt.config().token_budget);
         if budget == 0 {

@@ -8,7 +8,7 @@ use crag_core::{
     ChunkId, Correction, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, TopK,
 };
 use crag_expansion::{feedback_order, fuse_weighted, FeedbackRerankConfig};
-use crag_ports::Reranker;
+use crag_ports::{ErrorKind, PortError, Reranker};
 use crag_routing::{Route, RoutingDecision};
 
 use super::artifact::{Artifact, QueryRequest, QueryTimings, Stage};
@@ -104,7 +104,7 @@ impl<'a> Run<'a> {
                 (scored, Some(outcome))
             }
             (None, Some(f)) => {
-                let mut hits = self.feedback_rerank(hits, &f).await;
+                let mut hits = self.feedback_rerank(hits, &f).await?;
                 hits.truncate(request.top_k.get());
                 (hits.into_iter().map(|h| (h, None)).collect(), None)
             }
@@ -134,7 +134,7 @@ impl<'a> Run<'a> {
         top_k: TopK,
     ) -> Result<(Vec<FusedHit>, Option<f32>, RetrievalTimings)> {
         if route.route == Route::KnowledgeGraph {
-            if let Some(found) = self.retrieve_graph(top_k).await {
+            if let Some(found) = self.retrieve_graph(top_k).await? {
                 return Ok(found);
             }
         }
@@ -166,9 +166,7 @@ impl<'a> Run<'a> {
                     self.warnings.extend(r.warnings);
                     lists.push(r.hits);
                 }
-                Err(e) => self
-                    .warnings
-                    .push(format!("sub-query `{}` failed: {e}", q.as_str())),
+                Err(e) => self.fall_back(format!("sub-query `{}` failed: {e}", q.as_str()))?,
             }
         }
         let weights = multi_step_weights(lists.len() - 1);
@@ -202,18 +200,18 @@ impl<'a> Run<'a> {
     }
 
     /// The knowledge-graph route: the query expanded by related terms. `None` (with a
-    /// warning) when there is no term graph or reading it failed: the caller retrieves the
-    /// query as asked.
+    /// warning) when there is no term graph or reading it failed (an error under
+    /// `crag.strict`): the caller retrieves the query as asked.
     async fn retrieve_graph(
         &mut self,
         top_k: TopK,
-    ) -> Option<(Vec<FusedHit>, Option<f32>, RetrievalTimings)> {
+    ) -> Result<Option<(Vec<FusedHit>, Option<f32>, RetrievalTimings)>> {
         if !self.engine.has_term_graph() {
             self.warnings.push(
                 "the knowledge_graph route needs a term graph ([knowledge_graph] enabled = true): single retrieval"
                     .into(),
             );
-            return None;
+            return Ok(None);
         }
         let request = self.request;
         match self
@@ -225,26 +223,39 @@ impl<'a> Run<'a> {
                 self.graph_note = Some(expansion.describe());
                 self.warnings.extend(r.warnings);
                 self.query_vector = r.query_vector;
-                Some((r.hits, r.vector_floor, r.timings))
+                Ok(Some((r.hits, r.vector_floor, r.timings)))
             }
             Err(e) => {
                 tracing::warn!(error = %e, "knowledge-graph retrieval failed");
-                self.warnings.push(format!(
+                self.fall_back(format!(
                     "knowledge-graph retrieval failed ({e}): single retrieval"
-                ));
-                None
+                ))?;
+                Ok(None)
             }
         }
     }
 
+    /// A step that could not be carried out: a warning, and the query goes on without it; under
+    /// `crag.strict` the query fails (unavailable) with the same message.
+    pub(crate) fn fall_back(&mut self, warning: String) -> Result<()> {
+        if self.rt.config().strict {
+            return Err(
+                PortError::new(ErrorKind::Unavailable, format!("{warning} (crag.strict)")).into(),
+            );
+        }
+        self.warnings.push(warning);
+        Ok(())
+    }
+
     /// The top `depth` hits reordered by their stored embeddings' similarity to the first
     /// ones ([`feedback_order`]). Fails open: when the embeddings cannot be read, or one is
-    /// missing, the order stays (with a warning for a failed read).
+    /// missing, the order stays (with a warning for a failed read; an error under
+    /// `crag.strict`).
     async fn feedback_rerank(
         &mut self,
         mut hits: Vec<FusedHit>,
         config: &FeedbackRerankConfig,
-    ) -> Vec<FusedHit> {
+    ) -> Result<Vec<FusedHit>> {
         let k = config.depth.min(hits.len());
         let t = Instant::now();
         let ids: Vec<ChunkId> = hits[..k].iter().map(|h| h.chunk.id.clone()).collect();
@@ -265,13 +276,13 @@ impl<'a> Run<'a> {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "feedback rerank: embeddings not read");
-                self.warnings.push(format!(
+                self.fall_back(format!(
                     "feedback rerank skipped: embeddings not read ({e})"
-                ));
+                ))?;
             }
         }
         self.timings.add(Stage::Rerank, t.elapsed());
-        hits
+        Ok(hits)
     }
 
     /// Second stage: cross-encoder scores, threshold, final k; honours the fail mode.
@@ -305,7 +316,7 @@ impl<'a> Run<'a> {
                 }
                 Ok((scored, outcome))
             }
-            Err(e) if config.fail_mode == FailMode::Open => {
+            Err(e) if self.rt.config().fail_mode(config.fail_mode) == FailMode::Open => {
                 tracing::warn!(error = %e, "reranking failed");
                 self.warnings.push(format!("reranking failed: {e}"));
                 let outcome = RerankOutcome {
@@ -336,7 +347,9 @@ impl<'a> Run<'a> {
             .judge(
                 &self.request.query,
                 &docs,
-                self.rt.config().evaluator_fail_mode,
+                self.rt
+                    .config()
+                    .fail_mode(self.rt.config().evaluator_fail_mode),
             )
             .await;
         self.timings.add(Stage::Evaluate, t.elapsed());

@@ -43,7 +43,7 @@ pub(crate) struct Rewrite {
 impl CorrectiveAction for Rewrite {
     async fn apply(&self, run: &mut Run<'_>, mut work: Working) -> Result<Working> {
         let t = Instant::now();
-        let Some((rewritten, how)) = rewrite(run).await else {
+        let Some((rewritten, how)) = rewrite(run).await? else {
             run.timings.add(Stage::Rewrite, t.elapsed());
             return Ok(work);
         };
@@ -81,8 +81,10 @@ impl CorrectiveAction for Rewrite {
     }
 }
 
-/// The rewritten query and how it was made; `None` when the query has no keywords.
-async fn rewrite(run: &mut Run<'_>) -> Option<(String, &'static str)> {
+/// The rewritten query and how it was made; `None` when the query has no keywords. A failed
+/// or empty rewrite by the language model falls back to the keywords (an error under
+/// `crag.strict`).
+async fn rewrite(run: &mut Run<'_>) -> Result<Option<(String, &'static str)>> {
     let original = run.request.query.as_str();
     if let Some(model) = &run.rt.parts.rewriter {
         let request = CompletionRequest {
@@ -103,17 +105,16 @@ async fn rewrite(run: &mut Run<'_>) -> Option<(String, &'static str)> {
                     .map(|l| l.trim().trim_matches('"').trim())
                     .find(|l| !l.is_empty());
                 if let Some(q) = line.filter(|l| Query::new(l).is_ok()) {
-                    return Some((q.to_owned(), "rewritten by the language model"));
+                    return Ok(Some((q.to_owned(), "rewritten by the language model")));
                 }
-                run.warnings
-                    .push("the language model's rewrite was empty; using keywords".into());
+                run.fall_back("the language model's rewrite was empty; using keywords".into())?;
             }
-            Err(e) => run.warnings.push(format!(
+            Err(e) => run.fall_back(format!(
                 "query rewrite by the language model failed: {e}; using keywords"
-            )),
+            ))?,
         }
     }
-    rewrite_keywords(original).map(|q| (q, "rewritten to its keywords"))
+    Ok(rewrite_keywords(original).map(|q| (q, "rewritten to its keywords")))
 }
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ impl CorrectiveAction for WebSearch {
         let result = guarded(
             "web search",
             config.web_search_timeout,
-            config.web_search_fail_mode,
+            config.fail_mode(config.web_search_fail_mode),
             provider.search(&query, limit),
         )
         .await;
