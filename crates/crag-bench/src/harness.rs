@@ -19,6 +19,7 @@ use crate::baselines::{heuristic_scores, self_calibrated_scores, SelfCalibration
 use crate::collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
 use crate::metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k};
 use crate::report::{EvalReport, EvaluatorReport, IngestFigures, Latency, StageReport};
+use crate::seed::seed_metrics;
 use crate::stage::{judged_request, Stage};
 use crate::system::{dir_size, peak_rss};
 
@@ -425,6 +426,7 @@ fn evaluator_report(
     let mut self_scores = Vec::new();
     let mut verdicts: BTreeMap<String, [usize; 2]> = BTreeMap::new();
     let (mut raised, mut lowered, mut unchanged) = (0, 0, 0);
+    let mut outcomes = Vec::new();
     for (i, (id, _)) in c.queries.iter().enumerate() {
         let j = &c.qrels[id];
         let (Some(crag_run), Some(hybrid_run)) = (crag.get(i), hybrid.get(i)) else {
@@ -452,16 +454,19 @@ fn evaluator_report(
                 self_scores.push(*s);
             }
         }
+        let after = ndcg_at_k(&as_refs(crag_ranked), j, 10);
+        let against_hybrid = after.partial_cmp(&ndcg_at_k(&as_refs(hybrid_ranked), j, 10));
         if o.correction_strategy() != "none" {
-            let after = ndcg_at_k(&as_refs(crag_ranked), j, 10);
-            let before = ndcg_at_k(&as_refs(hybrid_ranked), j, 10);
-            match after.partial_cmp(&before) {
+            match against_hybrid {
                 Some(std::cmp::Ordering::Greater) => raised += 1,
                 Some(std::cmp::Ordering::Less) => lowered += 1,
                 _ => unchanged += 1,
             }
         }
+        outcomes.push((o, against_hybrid));
     }
+    let seed_metrics = (!crag.is_empty())
+        .then(|| seed_metrics(outcomes, index.engine.metrics().evaluation_cache_counts()));
     let answerable = labels.iter().filter(|l| **l).count();
     EvaluatorReport {
         evaluator: format!("{:?}", config.adapters.evaluator.kind).to_lowercase(),
@@ -482,6 +487,7 @@ fn evaluator_report(
         corrections_raised_ndcg: raised,
         corrections_lowered_ndcg: lowered,
         corrections_unchanged_ndcg: unchanged,
+        seed_metrics,
     }
 }
 

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::seed::{describe, SeedMetrics};
+
 /// The whole report of one run.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -113,6 +115,8 @@ pub struct EvaluatorReport {
     pub corrections_lowered_ndcg: usize,
     /// Corrected queries whose nDCG@10 did not change.
     pub corrections_unchanged_ndcg: usize,
+    /// Seed 000's key metrics of the Corrective RAG stage (`None` when it did not run).
+    pub seed_metrics: Option<SeedMetrics>,
 }
 
 /// Prints the report for people (stdout).
@@ -188,4 +192,7 @@ pub fn print_report(r: &EvalReport) {
         "corrections vs hybrid nDCG@10: raised {}, lowered {}, unchanged {}",
         e.corrections_raised_ndcg, e.corrections_lowered_ndcg, e.corrections_unchanged_ndcg
     );
+    if let Some(m) = &e.seed_metrics {
+        println!("{}", describe(m));
+    }
 }

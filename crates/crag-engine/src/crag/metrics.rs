@@ -163,6 +163,13 @@ impl CragMetrics {
             .inc();
     }
 
+    /// Evaluations served from the evaluation cache and evaluations run, since the start
+    /// (`crag_evaluation_cache_total`'s `hit` and `miss`).
+    pub fn evaluation_cache_counts(&self) -> (u64, u64) {
+        let count = |result: &str| self.evaluation_cache.with_label_values(&[result]).get();
+        (count("hit"), count("miss"))
+    }
+
     pub(crate) fn evaluator_failure(&self, evaluator: &str) {
         self.evaluator_failures
             .with_label_values(&[evaluator])
