@@ -96,6 +96,8 @@ fn artifact(a: &Artifact) -> pb::Artifact {
         normalized_score: a.normalized_score,
         relevance: a.relevance,
         rerank_probability: a.rerank.map(|r| r.probability),
+        rerank_logit: a.rerank.map(|r| r.logit),
+        web_rank: a.web_rank.map(|r| r as u32),
         refined: a.refined,
         tokens: a.tokens as u32,
         code: c.code.as_ref().map(|m| pb::CodeMeta {
@@ -158,12 +160,37 @@ pub(crate) fn crag_metadata(o: &QueryOutcome) -> pb::CragMetadata {
         original_count: o.original_count as u32,
         timings: Some(pb::Timings { stages_ms }),
         route_reason: o.route.reason.clone(),
+        reasoning: evaluation.map(|e| e.reasoning.clone()).unwrap_or_default(),
+        document_scores: evaluation
+            .map(|e| {
+                e.document_scores
+                    .iter()
+                    .map(|&score| pb::DocumentScore { score })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        issues: evaluation.map(|e| e.issues.clone()).unwrap_or_default(),
+        sub_queries: o.route.sub_queries.clone(),
     }
 }
 
-pub(crate) fn query_response(session_id: String, o: &QueryOutcome) -> pb::QueryResponse {
+/// The gRPC answer of a query: everything the HTTP answer (`crag query --json`) holds.
+pub(crate) fn query_response(
+    session_id: String,
+    top_k: usize,
+    o: &QueryOutcome,
+) -> pb::QueryResponse {
     pb::QueryResponse {
         session_id,
+        query: o.query.as_str().to_owned(),
+        top_k: top_k as u32,
+        rerank: o.rerank.as_ref().map(|r| pb::RerankReport {
+            model_id: r.model_id.clone(),
+            candidates: r.candidates as u32,
+            kept: r.kept as u32,
+            skipped: r.skipped.clone().unwrap_or_default(),
+            cache_hit: r.cache_hit,
+        }),
         artifacts: o.artifacts.iter().map(artifact).collect(),
         crag: Some(crag_metadata(o)),
         tokens_used: o.tokens_used as u32,

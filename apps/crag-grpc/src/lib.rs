@@ -152,9 +152,10 @@ impl Crag for CragService {
         let mut params = convert::query_params(request.into_inner())?;
         params.scope = caller.scope;
         self.guarded("Query", async {
-            let (_, outcome) = api.query(&params).await?;
+            let (request, outcome) = api.query(&params).await?;
             Ok::<_, AppError>(convert::query_response(
                 params.session_id.unwrap_or_default(),
+                request.top_k.get(),
                 &outcome,
             ))
         })
