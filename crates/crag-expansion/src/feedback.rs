@@ -22,7 +22,9 @@ pub struct FeedbackRerankConfig {
     /// make the centroid (1..=`depth`).
     pub feedback_docs: usize,
     /// Weight of a candidate's cosine similarity to the centroid, added to its min-max
-    /// normalised fused score, within [0, 10] (0: the fused order).
+    /// normalised fused score, within [0, 10] (0: the fused order). 1.5 since documents are
+    /// shown as the vector leg's chunk (chosen on SciFact train and Cranfield:
+    /// [benchmarks.md](benchmarks.md), "The feedback rerank under whole documents").
     pub weight: f32,
 }
 
@@ -32,7 +34,7 @@ impl Default for FeedbackRerankConfig {
             enabled: true,
             depth: 30,
             feedback_docs: 2,
-            weight: 1.0,
+            weight: 1.5,
         }
     }
 }
