@@ -6,7 +6,7 @@ pub use crag_expansion::RRF_K;
 
 mod documents;
 
-pub use documents::{document_of, per_document, per_document_ids};
+pub use documents::{document_of, first_per_document, per_document, per_document_ids};
 
 /// Keyword weight of [`Fusion::Convex`] by default: both legs count the same.
 pub const DEFAULT_KEYWORD_WEIGHT: f32 = 0.5;

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crag_core::{Chunk, DocumentId, ScoredChunk};
+use crag_core::{Chunk, DocumentId, ScoredChunk, ScoredId};
 
 /// The document a chunk id names (`<document>#<ordinal>`, [`ChunkId::for_document`]), or
 /// the whole id when it names none.
@@ -13,6 +13,17 @@ pub fn document_of(chunk_id: &str) -> &str {
     chunk_id
         .rsplit_once('#')
         .map_or(chunk_id, |(document, _)| document)
+}
+
+/// A ranking of chunk ids cut to its first `k` documents, each at its first (best) chunk: the
+/// vector leg's depth counted in documents when documents are ranked, so that a leg of `k`
+/// chunks holding several chunks of one document does not give fewer than `k` documents.
+pub fn first_per_document(ids: Vec<ScoredId>, k: usize) -> Vec<ScoredId> {
+    let mut seen = HashSet::new();
+    ids.into_iter()
+        .filter(|h| seen.insert(document_of(h.id.as_str()).to_owned()))
+        .take(k)
+        .collect()
 }
 
 /// One leg's ids and scores, best first.
@@ -80,6 +91,27 @@ mod tests {
 
     use super::*;
     use crate::fusion::{fuse_ids, Fusion};
+
+    #[test]
+    fn first_per_document_counts_documents() {
+        let id = |s: &str, score: f32| ScoredId {
+            id: crag_core::ChunkId::new(s).unwrap(),
+            score,
+        };
+        let ids = vec![
+            id("a#0", 0.9),
+            id("a#1", 0.8),
+            id("b#2", 0.7),
+            id("a#2", 0.6),
+            id("c#0", 0.5),
+            id("d#0", 0.4),
+        ];
+        let kept: Vec<String> = first_per_document(ids, 3)
+            .into_iter()
+            .map(|h| h.id.to_string())
+            .collect();
+        assert_eq!(kept, ["a#0", "b#2", "c#0"]);
+    }
 
     #[test]
     fn a_chunk_id_names_its_document() {
