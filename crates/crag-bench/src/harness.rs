@@ -19,7 +19,6 @@ use crate::baselines::{heuristic_scores, self_calibrated_scores, SelfCalibration
 use crate::collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
 use crate::metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k};
 use crate::report::{EvalReport, EvaluatorReport, IngestFigures, Latency, StageReport};
-use crate::seed::seed_metrics;
 use crate::stage::{judged_request, Stage};
 use crate::system::{dir_size, peak_rss};
 
@@ -465,8 +464,8 @@ fn evaluator_report(
         }
         outcomes.push((o, against_hybrid));
     }
-    let seed_metrics = (!crag.is_empty())
-        .then(|| seed_metrics(outcomes, index.engine.metrics().evaluation_cache_counts()));
+    let cache = index.engine.metrics().evaluation_cache_counts();
+    let seed_metrics = (!crag.is_empty()).then(|| crate::seed::seed_metrics(outcomes, cache));
     let answerable = labels.iter().filter(|l| **l).count();
     EvaluatorReport {
         evaluator: format!("{:?}", config.adapters.evaluator.kind).to_lowercase(),

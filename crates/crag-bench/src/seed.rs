@@ -57,8 +57,7 @@ pub fn seed_metrics<'a>(
         }
     }
     let share = |n: usize, of: usize| (of > 0).then(|| n as f64 / of as f64);
-    let cached = usize::try_from(hits).unwrap_or(usize::MAX);
-    let judged = usize::try_from(hits + misses).unwrap_or(usize::MAX);
+    let judged = hits + misses;
     SeedMetrics {
         queries,
         correction_rate: share(corrected, queries).unwrap_or(0.0),
@@ -68,7 +67,7 @@ pub fn seed_metrics<'a>(
         corrected_path_p50_ms: percentile(&slow, 0.5),
         evaluation_cache_hits: hits,
         evaluation_cache_misses: misses,
-        evaluation_cache_hit_rate: share(cached, judged),
+        evaluation_cache_hit_rate: (judged > 0).then(|| hits as f64 / judged as f64),
     }
 }
 
