@@ -1,6 +1,7 @@
 # Shared set-up for crag's scripts: sourced, not run.
 # Installs the system packages the build and tests need (protoc for lancedb, make for jemalloc,
-# postgresql for the session store's tests) and fetches the model assets.
+# postgresql for the session store's tests, chromium and its driver for the inspector's browser
+# test) and fetches the model assets.
 set -euo pipefail
 
 CRAG_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +21,9 @@ crag_install_system_packages() {
   # The Postgres session store's tests run a throwaway cluster (scripts/pg-cluster.sh).
   command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
     || missing+=(postgresql)
+  # The query inspector's browser test (scripts/inspector-check.sh): Chromium and its WebDriver.
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   [ ${#missing[@]} -eq 0 ] && return 0
   crag_log "installing Debian packages: ${missing[*]}"
   local sudo=""

@@ -12,6 +12,10 @@ export CRAG_TEST_LLM_URL CRAG_TEST_POSTGRES_URL
 cargo fmt --all -- --check
 bash scripts/check-purity.sh
 cargo test --locked --workspace --all-targets
+# An independent MCP client (the Python SDK) against the binary the tests built.
+bash scripts/mcp-check.sh
+# The query inspector in Chromium over WebDriver.
+bash scripts/inspector-check.sh
 cargo test --locked --workspace --doc
 cargo clippy --locked --workspace --all-targets -- -D warnings
 crag_log "all tests passed"

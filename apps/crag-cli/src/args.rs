@@ -55,6 +55,9 @@ pub(crate) enum Command {
     EvalCode(eval_code::EvalCodeArgs),
     /// Serve the HTTP and gRPC APIs over one engine (see docs/configuration.md).
     Serve(serve::ServeArgs),
+    /// Serve the Model Context Protocol over stdin / stdout, for an agent that starts crag
+    /// (tools: search, ask, get_chunk, get_document, find_symbol, collections, stats).
+    Mcp(crate::mcp::McpArgs),
     /// Fit the calibrated relevance evaluator on a judged split and write its calibration file.
     Calibrate(calibrate::CalibrateArgs),
     /// Show the effective configuration.

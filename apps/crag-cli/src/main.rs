@@ -9,6 +9,7 @@ mod collections;
 mod commands;
 mod eval;
 mod eval_code;
+mod mcp;
 mod output;
 mod serve;
 
@@ -51,6 +52,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
         Command::Eval(args) => eval::eval(&ctx, args).await,
         Command::EvalCode(args) => eval_code::eval_code(&ctx, args).await,
         Command::Serve(args) => serve::serve(&ctx, args).await,
+        Command::Mcp(args) => mcp::mcp(&ctx, args).await,
         Command::Calibrate(args) => calibrate::calibrate_command(&ctx, args).await,
         Command::Collections(command) => collections::collections(&ctx, command).await,
         Command::Config(ConfigCommand::Print) => {

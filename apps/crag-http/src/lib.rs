@@ -5,7 +5,9 @@
 //! collection's; each also under `/v1/collections/{collection}/` for another's),
 //! `GET|POST /v1/collections`, `GET|DELETE /v1/collections/{name}`,
 //! `GET /healthz`, `GET /readyz`, `GET /metrics` and `GET /openapi.json` (derived from the
-//! handlers, [`openapi`]). Wire shapes live in [`dto`]; errors become statuses in one place ([`ApiError`]). Every route but the health
+//! handlers, [`openapi`]); with `[mcp] http`, MCP's streamable HTTP transport at `/mcp`
+//! ([`crag_mcp`], the same tokens); with `server.inspector`, the query inspector page at
+//! `/inspect` ([`inspector`]). Wire shapes live in [`dto`]; errors become statuses in one place ([`ApiError`]). Every route but the health
 //! checks requires the bearer token when `[auth]` configures one; requests past
 //! `server.max_concurrent_requests` are refused with 503 instead of queued; each request has
 //! the `server.request_timeout_ms` deadline.
@@ -15,6 +17,7 @@ mod conn;
 pub mod dto;
 mod error;
 mod handlers;
+pub mod inspector;
 mod metrics;
 pub mod openapi;
 
@@ -46,6 +49,12 @@ pub struct AppState {
 
 struct Inner {
     api: Api,
+    /// The MCP transport's options when `[mcp] http` mounts it at `/mcp`.
+    mcp: Option<crag_mcp::McpOptions>,
+    /// Closes the MCP transport's open streams at shutdown.
+    mcp_cancel: crag_mcp::CancellationToken,
+    /// Serve the query inspector page (`server.inspector`).
+    inspector: bool,
     max_body_bytes: usize,
     connections: ConnectionOptions,
     metrics: HttpMetrics,
@@ -71,6 +80,12 @@ impl AppState {
         Ok(Self {
             inner: Arc::new(Inner {
                 api,
+                mcp: config
+                    .mcp
+                    .http
+                    .then(|| crag_mcp::McpOptions::from_config(config)),
+                mcp_cancel: crag_mcp::CancellationToken::new(),
+                inspector: config.server.inspector,
                 max_body_bytes: config.limits.max_body_bytes,
                 connections: ConnectionOptions {
                     header_timeout: Duration::from_millis(config.server.header_read_timeout_ms),
@@ -128,7 +143,25 @@ pub fn router(state: AppState) -> Router {
     let authenticated = authenticated
         .route_layer(middleware::from_fn_with_state(state.clone(), guard))
         .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
-    let (router, _) = public.merge(authenticated).split_for_parts();
+    let (mut router, _) = public.merge(authenticated).split_for_parts();
+    if let Some(options) = &state.inner.mcp {
+        // MCP's streamable HTTP transport: the same tokens (the caller reaches the tools in
+        // the request's extensions); its tools run under the API's concurrency limit and
+        // deadline themselves, as its event streams outlive one request.
+        let service = crag_mcp::http_service(
+            state.inner.api.clone(),
+            options,
+            state.inner.mcp_cancel.clone(),
+        );
+        router = router.merge(
+            Router::new()
+                .nest_service(crag_mcp::HTTP_PATH, service)
+                .layer(middleware::from_fn_with_state(state.clone(), authenticate)),
+        );
+    }
+    if state.inner.inspector {
+        router = router.merge(inspector::router());
+    }
     let inner = router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -169,6 +202,7 @@ pub async fn run(
     let shutdown = async move {
         shutdown.await;
         ready.set_ready(false);
+        ready.inner.mcp_cancel.cancel();
         tracing::info!("shutting down HTTP: draining in-flight requests");
     };
     let connections = state.connections();

@@ -8,6 +8,7 @@
 mod calibration;
 mod collection;
 mod env;
+mod mcp;
 pub mod reference;
 mod retrieval;
 mod server;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use calibration::{read_calibration, write_calibration};
 pub use collection::{check_name as check_collection_name, DEFAULT_COLLECTION, FIXED_KEYS};
 pub use env::{env_overrides, ENV_PREFIX};
+pub use mcp::McpSection;
 pub use retrieval::{
     FusionKind, RetrievalSection, ScopeKind, DEFAULT_BM25_B, DEFAULT_BM25_DOCUMENT_TITLE_WEIGHT,
     DEFAULT_BM25_K1, DEFAULT_BM25_TITLE_WEIGHT,
@@ -100,6 +102,8 @@ pub struct Config<A> {
     pub limits: LimitsSection,
     /// Bearer-token authentication of the HTTP and gRPC APIs.
     pub auth: AuthSection,
+    /// The Model Context Protocol server: tools for agents.
+    pub mcp: McpSection,
 }
 
 impl<A: Default> Default for Config<A> {
@@ -122,6 +126,7 @@ impl<A: Default> Default for Config<A> {
             server: ServerSection::default(),
             limits: LimitsSection::default(),
             auth: AuthSection::default(),
+            mcp: McpSection::default(),
         }
     }
 }
@@ -212,6 +217,7 @@ impl<A: AdapterSections> Config<A> {
         self.server.validate()?;
         self.limits.validate()?;
         self.auth.validate()?;
+        self.mcp.validate()?;
         Ok(())
     }
 

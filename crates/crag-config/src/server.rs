@@ -49,6 +49,10 @@ pub struct ServerSection {
     /// The certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1); set with `tls_cert_path` or not
     /// at all.
     pub tls_key_path: PathBuf,
+    /// Serve the query inspector page at `/inspect` on the HTTP listener
+    /// ([inspector](inspector.md)): static files only; its requests to the API carry the token
+    /// typed into the page.
+    pub inspector: bool,
 }
 
 impl Default for ServerSection {
@@ -66,6 +70,7 @@ impl Default for ServerSection {
             reconcile_on_start: true,
             tls_cert_path: PathBuf::new(),
             tls_key_path: PathBuf::new(),
+            inspector: false,
         }
     }
 }

@@ -1,6 +1,8 @@
 use std::sync::Arc;
 
-use crag_core::{ChunkFilter, Document, DocumentId, Query, ScoredChunk, TopK, WeightedTerm};
+use crag_core::{
+    Chunk, ChunkFilter, ChunkId, Document, DocumentId, Query, ScoredChunk, TopK, WeightedTerm,
+};
 use crag_ports::{Embedder, KeywordIndex, SymbolIndex, TermGraph, VectorIndex};
 
 use crate::cgrag::CgragComponents;
@@ -286,6 +288,25 @@ impl Engine {
             .await?
             .ok_or_else(|| EngineError::InvalidInput("no query embedding".into()))?;
         Ok(self.nearest_catalogued(&vector, top_k.get(), None).await?)
+    }
+
+    /// The stored chunks with these ids, in the order asked (with their code metadata when
+    /// the symbol index has some); ids not stored are left out.
+    pub async fn chunks(&self, ids: &[ChunkId]) -> Result<Vec<Chunk>> {
+        let mut chunks = self.keywords.get(ids).await?;
+        if let Some(symbols) = &self.symbols {
+            code::hydrate(symbols.as_ref(), chunks.iter_mut()).await?;
+        }
+        Ok(chunks)
+    }
+
+    /// Every stored chunk of a document, in their order in it; empty when it is not stored.
+    pub async fn document_chunks(&self, id: &DocumentId) -> Result<Vec<Chunk>> {
+        let mut chunks = self.keywords.document_chunks(id).await?;
+        if let Some(symbols) = &self.symbols {
+            code::hydrate(symbols.as_ref(), chunks.iter_mut()).await?;
+        }
+        Ok(chunks)
     }
 
     /// Deletes a document's chunks from both indexes; `false` when no such document is

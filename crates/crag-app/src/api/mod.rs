@@ -18,9 +18,11 @@ use tokio::sync::Semaphore;
 mod ask;
 mod collections;
 mod evaluate;
+mod lookup;
 
 pub use ask::{session_id, AskParams, MAX_SESSIONS_LISTED};
 pub use evaluate::{EvaluateDocumentParams, EvaluateParams};
+pub use lookup::{SymbolHit, SymbolReport, MAX_SYMBOL_DEFINITIONS, MAX_SYMBOL_NEIGHBOURS};
 
 use crate::auth::{Caller, TokenSet};
 use crate::collections::Collections;
