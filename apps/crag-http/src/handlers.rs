@@ -17,6 +17,9 @@ use crate::openapi::{
 };
 use crate::{dto, ApiError, AppState};
 
+/// The header `POST /v1/ask` also takes the session id from (the body's `sessionId` wins).
+pub const SESSION_HEADER: &str = "x-session-id";
+
 mod collections;
 pub(crate) use collections::*;
 
@@ -168,7 +171,9 @@ pub(crate) async fn stats(
 /// Answer with CGRAG: retrieve, name what is missing, fetch it (at most three passes), per
 /// session. With `Accept: text/event-stream` the passes are streamed as `pass` events, then
 /// `answer` (or `error`).
-#[utoipa::path(post, path = "/v1/ask", request_body = dto::AskBody, responses(
+#[utoipa::path(post, path = "/v1/ask", request_body = dto::AskBody, params(
+    ("X-Session-Id" = Option<String>, Header, description = "The session to continue when the body names none (32 hexadecimal digits)"),
+), responses(
     (status = 200, description = "The answer (when a model is configured), the final context and the passes", content(
         (dto::AskResponse = "application/json"),
         (String = "text/event-stream"),
@@ -186,6 +191,12 @@ pub(crate) async fn ask(
     let Json(body) = body?;
     let mut params = AskParams::from(body);
     params.query.scope = caller.scope;
+    // The session may also come as a header (`X-Session-Id`); the body's wins.
+    if params.query.session_id.is_none() {
+        params.query.session_id = headers
+            .get(SESSION_HEADER)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    }
     let streamed = headers
         .get(axum::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())

@@ -769,17 +769,35 @@ async fn ask_runs_cgrag_within_a_session_and_sessions_are_listed_read_and_delete
     ] {
         assert!(!answer[key].is_null(), "{key} in {answer}");
     }
+    // The gaps as lists beside their counts.
+    for (list, count) in [
+        ("identifiedGaps", "gapsIdentified"),
+        ("resolvedGaps", "gapsResolved"),
+        ("unresolvedGaps", "gapsUnresolved"),
+    ] {
+        let listed = answer[list].as_array().unwrap_or_else(|| panic!("{list}"));
+        assert_eq!(
+            listed.len() as u64,
+            answer[count].as_u64().unwrap(),
+            "{answer}"
+        );
+    }
+    assert_eq!(answer["contextFromCache"], false, "{answer}");
 
-    // A follow-up in the session starts from its cache.
-    let follow =
-        serde_json::json!({"query": "and the vector leg", "sessionId": id, "useWebSearch": false});
-    let (status, second) = send(
-        &app,
-        json_request(Method::POST, "/v1/ask", follow.to_string()),
-    )
-    .await;
+    // A follow-up in the session (named by the X-Session-Id header) starts from its cache.
+    let follow = serde_json::json!({"query": "and the vector leg", "useWebSearch": false});
+    let mut request = json_request(Method::POST, "/v1/ask", follow.to_string());
+    request
+        .headers_mut()
+        .insert("x-session-id", id.parse().unwrap());
+    let (status, second) = send(&app, request).await;
     assert_eq!(status, StatusCode::OK, "{second}");
-    assert!(second["contextFromCache"].as_u64().unwrap() > 0, "{second}");
+    assert_eq!(second["sessionId"], id.as_str(), "{second}");
+    assert_eq!(second["contextFromCache"], true, "{second}");
+    assert!(
+        second["contextFromCacheCount"].as_u64().unwrap() > 0,
+        "{second}"
+    );
 
     let (status, list) = send(&app, get("/v1/sessions")).await;
     assert_eq!(status, StatusCode::OK, "{list}");

@@ -286,6 +286,12 @@ pub struct AskOutput {
     pub gaps_resolved: usize,
     /// Gaps not found.
     pub gaps_unresolved: usize,
+    /// The gaps named, each as first named.
+    pub identified_gaps: Vec<String>,
+    /// The gaps found.
+    pub resolved_gaps: Vec<String>,
+    /// The gaps not found, known missing, or left when the passes ran out.
+    pub unresolved_gaps: Vec<String>,
     /// The context assembled, best first.
     pub context: Vec<Passage>,
     /// What degraded the answer, if anything.
@@ -319,6 +325,9 @@ impl From<&AskOutcome> for AskOutput {
             gaps_identified: o.gaps_identified,
             gaps_resolved: o.gaps_resolved,
             gaps_unresolved: o.gaps_unresolved,
+            identified_gaps: o.identified_gaps.clone(),
+            resolved_gaps: o.resolved_gaps.clone(),
+            unresolved_gaps: o.unresolved_gaps.clone(),
             context: passages(&o.artifacts),
             warnings: o.warnings.clone(),
         }

@@ -67,7 +67,16 @@ pub struct AskResponse<'a> {
     gaps_identified: usize,
     gaps_resolved: usize,
     gaps_unresolved: usize,
-    context_from_cache: usize,
+    /// The gaps named over all passes, each as first named.
+    identified_gaps: &'a [String],
+    /// The gaps whose retrieval added context.
+    resolved_gaps: &'a [String],
+    /// The gaps that found nothing, were known missing, or were left when the passes ran out.
+    unresolved_gaps: &'a [String],
+    /// Whether the session's cached context was used.
+    context_from_cache: bool,
+    /// Chunks of the context taken from the session's cache.
+    context_from_cache_count: usize,
     citations_removed: usize,
     tokens_used: usize,
     model_tokens: u32,
@@ -139,7 +148,11 @@ pub fn ask_response(o: &AskOutcome) -> AskResponse<'_> {
         gaps_identified: o.gaps_identified,
         gaps_resolved: o.gaps_resolved,
         gaps_unresolved: o.gaps_unresolved,
-        context_from_cache: o.context_from_cache,
+        identified_gaps: &o.identified_gaps,
+        resolved_gaps: &o.resolved_gaps,
+        unresolved_gaps: &o.unresolved_gaps,
+        context_from_cache: o.context_from_cache > 0,
+        context_from_cache_count: o.context_from_cache,
         citations_removed: o.citations_removed,
         tokens_used: o.tokens_used,
         model_tokens: o.model_tokens,

@@ -78,7 +78,7 @@ impl Engine {
             match next(view, config.max_passes) {
                 Next::Stop(reason) => {
                     if reason == StopReason::MaxPasses {
-                        state.unresolved += pending.len();
+                        state.unresolved.extend(pending.iter().cloned());
                     }
                     break reason;
                 }
@@ -190,7 +190,9 @@ impl Engine {
             state.record_gap(gap, lookup, &found);
             fetched.extend(found);
         }
-        state.unresolved += pending.len().saturating_sub(config.max_gaps_per_pass);
+        state
+            .unresolved
+            .extend(pending.iter().skip(config.max_gaps_per_pass).cloned());
         state.next_context(fetched, config.context_chunks, config.context_tokens);
         state.retrieve_time = started.elapsed();
         Ok(())
@@ -256,8 +258,11 @@ impl Engine {
             passes: state.passes,
             stop,
             gaps_identified: state.identified.len(),
-            gaps_resolved: state.resolved,
-            gaps_unresolved: state.unresolved,
+            gaps_resolved: state.resolved.len(),
+            gaps_unresolved: state.unresolved.len(),
+            identified_gaps: state.identified_names,
+            resolved_gaps: state.resolved,
+            unresolved_gaps: state.unresolved,
             context_from_cache,
             citations_removed,
             model_tokens: state.model_tokens,

@@ -168,6 +168,13 @@ pub struct AskOutcome {
     pub gaps_resolved: usize,
     /// Gaps that found nothing, or were already known not to exist.
     pub gaps_unresolved: usize,
+    /// The gaps named over all passes, each as first named (`gaps_identified` of them).
+    pub identified_gaps: Vec<String>,
+    /// The gaps whose retrieval added context (`gaps_resolved`).
+    pub resolved_gaps: Vec<String>,
+    /// The gaps that found nothing, were known missing or external, or were left over when
+    /// the passes ran out (`gaps_unresolved`).
+    pub unresolved_gaps: Vec<String>,
     /// Chunks of the final context the session's cache held (found again or taken from it).
     pub context_from_cache: usize,
     /// Citations of the answer that pointed at no artifact and were removed.

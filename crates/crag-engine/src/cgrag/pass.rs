@@ -61,10 +61,12 @@ pub(crate) struct AskState {
     pub new_not_found: Vec<String>,
     /// Distinct gap keys named over all passes.
     pub identified: HashSet<String>,
+    /// The gaps named over all passes, each as first named, in order.
+    pub identified_names: Vec<String>,
     /// Gaps whose retrieval added context.
-    pub resolved: usize,
+    pub resolved: Vec<String>,
     /// Gaps that found nothing, were known missing, external, or left over.
-    pub unresolved: usize,
+    pub unresolved: Vec<String>,
     /// Tokens of the detector's model calls.
     pub model_tokens: u32,
     /// The last answer the detector wrote.
@@ -165,7 +167,8 @@ impl AskState {
             if key.is_empty() || !self.identified.insert(key.clone()) {
                 continue;
             }
-            self.unresolved += 1;
+            self.identified_names.push(name.clone());
+            self.unresolved.push(name.clone());
             if self.not_found.insert(key.clone()) {
                 self.new_not_found.push(key);
             }
@@ -182,9 +185,11 @@ impl AskState {
             if key.is_empty() || !keys.insert(key.clone()) {
                 continue;
             }
-            self.identified.insert(key.clone());
+            if self.identified.insert(key.clone()) {
+                self.identified_names.push(gap.clone());
+            }
             if self.not_found.contains(&key) {
-                self.unresolved += 1;
+                self.unresolved.push(gap.clone());
                 skipped.push(gap.clone());
             } else {
                 pending.push(gap.clone());
@@ -229,12 +234,12 @@ impl AskState {
             .map(|a| a.chunk.id.as_str().to_owned())
             .collect();
         if found.is_empty() {
-            self.unresolved += 1;
+            self.unresolved.push(gap.to_owned());
             let key = gap_key(gap);
             self.not_found.insert(key.clone());
             self.new_not_found.push(key);
         } else {
-            self.resolved += 1;
+            self.resolved.push(gap.to_owned());
         }
         self.retrieved.push(GapResolution {
             gap: gap.to_owned(),
@@ -340,7 +345,7 @@ mod tests {
                 pending: 1
             }
         );
-        assert_eq!(state.unresolved, 2);
+        assert_eq!(state.unresolved.len(), 2);
         assert_eq!(state.identified.len(), 3);
         assert_eq!(state.new_not_found, [gap_key("serde_json")]);
         assert_eq!(state.model_tokens, 7);
@@ -353,7 +358,7 @@ mod tests {
         let mut state = AskState::new(Vec::new(), Duration::ZERO, HashSet::new());
         state.record_gap("missing_fn", "symbol", &[]);
         state.record_gap("found_fn", "symbol", &[artifact("f", 5)]);
-        assert_eq!((state.resolved, state.unresolved), (1, 1));
+        assert_eq!((state.resolved.len(), state.unresolved.len()), (1, 1));
         assert!(state.not_found.contains(&gap_key("missing_fn")));
         assert_eq!(state.retrieved[1].chunk_ids, ["f"]);
         // The retrievals are reported with the next pass.
