@@ -32,6 +32,17 @@ crag_install_system_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# A venv of its own for one pinned Python requirement (the check scripts' clients), made or
+# updated when the pin changes: crag_pinned_venv DIR REQUIREMENT.
+crag_pinned_venv() {
+  local venv="$1" requirement="$2"
+  [ "$(cat "$venv/.crag-requirements" 2>/dev/null)" = "$requirement" ] && return 0
+  crag_log "installing $requirement into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-input "$requirement"
+  echo "$requirement" > "$venv/.crag-requirements"
+}
+
 crag_setup() {
   crag_install_system_packages
   bash "$CRAG_ROOT/scripts/setup-assets.sh"

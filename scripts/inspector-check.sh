@@ -11,12 +11,7 @@ BIN="${1:-$CARGO_TARGET_DIR/debug/crag}"
 [ -x "$BIN" ] || { crag_log "inspector-check: no crag binary at $BIN (cargo build -p crag-cli)"; exit 1; }
 command -v chromium >/dev/null && command -v chromedriver >/dev/null \
   || { crag_log "inspector-check: chromium and chromium-driver are missing (crag_setup installs them)"; exit 1; }
-if [ "$(cat "$VENV/.crag-requirements" 2>/dev/null)" != "selenium==$SELENIUM_VERSION" ]; then
-  crag_log "inspector-check: installing selenium==$SELENIUM_VERSION into $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input "selenium==$SELENIUM_VERSION"
-  echo "selenium==$SELENIUM_VERSION" > "$VENV/.crag-requirements"
-fi
+crag_pinned_venv "$VENV" "selenium==$SELENIUM_VERSION"
 WORK="$(mktemp -d)"
 SHOT="${2:-$WORK/inspector.png}"
 PID=""

@@ -7,12 +7,7 @@ MCP_VERSION=2.3.0
 VENV="${CRAG_MCP_VENV:-$HOME/.cache/crag/mcp-venv}"
 BIN="${1:-$CARGO_TARGET_DIR/debug/crag}"
 [ -x "$BIN" ] || { crag_log "mcp-check: no crag binary at $BIN (cargo build -p crag-cli)"; exit 1; }
-if [ "$(cat "$VENV/.crag-requirements" 2>/dev/null)" != "mcp==$MCP_VERSION" ]; then
-  crag_log "mcp-check: installing mcp==$MCP_VERSION into $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input "mcp==$MCP_VERSION"
-  echo "mcp==$MCP_VERSION" > "$VENV/.crag-requirements"
-fi
+crag_pinned_venv "$VENV" "mcp==$MCP_VERSION"
 DATA="$(mktemp -d)"
 trap 'rm -rf "$DATA"' EXIT
 "$BIN" --data-dir "$DATA" ingest "$CRAG_ROOT/tests/fixtures/corpus" >/dev/null
