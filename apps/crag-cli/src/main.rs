@@ -28,11 +28,12 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    // A server logs its requests; the one-shot commands only warnings.
-    let default_level = if matches!(cli.command, Command::Serve(_)) {
-        crag_app::SERVER_LOG_FILTER
-    } else {
-        "warn"
+    // A server logs its requests; the one-shot commands only warnings; the MCP server does not
+    // log each error answer it sends (the client has it).
+    let default_level = match cli.command {
+        Command::Serve(_) => crag_app::SERVER_LOG_FILTER,
+        Command::Mcp(_) => "warn,rmcp::service=error",
+        _ => "warn",
     };
     crag_app::init_tracing(default_level);
     let result = match context(&cli) {
