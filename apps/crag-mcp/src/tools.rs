@@ -2,7 +2,7 @@
 //! server's limits and encodes the answer. Descriptions are written for a model choosing a
 //! tool.
 
-use crag_app::{Api, AskParams, DocumentParams, QueryParams};
+use crag_app::{Api, DocumentParams};
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{ErrorData, Extensions};
 use rmcp::{tool, tool_router};
@@ -13,10 +13,6 @@ use crate::wire::{
     StatsOutput, SymbolArgs, SymbolOutput, SymbolsOutput,
 };
 use crate::{to_mcp, CragMcp};
-
-fn top_k(value: Option<u32>) -> Option<i64> {
-    value.map(i64::from)
-}
 
 // Each tool returns `Result<Json<T>, ErrorData>` written out (not through an alias): the macro
 // reads the output schema from that type as written.
@@ -32,16 +28,7 @@ impl CragMcp {
         ext: Extensions,
     ) -> Result<Json<SearchOutput>, ErrorData> {
         let (caller, api) = self.api_for(&ext, args.collection.as_deref()).await?;
-        let params = QueryParams {
-            query: args.query,
-            top_k: top_k(args.top_k),
-            use_crag: args.use_crag,
-            source_prefix: args.source_prefix,
-            kinds: args.kinds.unwrap_or_default(),
-            metadata: args.filter,
-            scope: caller.scope,
-            ..QueryParams::default()
-        };
+        let params = args.into_params(caller.scope);
         let (_, outcome) = self.guarded(api.query(&params)).await?;
         Ok(Json(SearchOutput::from(&outcome)))
     }
@@ -56,16 +43,7 @@ impl CragMcp {
         ext: Extensions,
     ) -> Result<Json<AskOutput>, ErrorData> {
         let (caller, api) = self.api_for(&ext, args.collection.as_deref()).await?;
-        let params = AskParams {
-            query: QueryParams {
-                query: args.question,
-                top_k: top_k(args.top_k),
-                session_id: args.session_id,
-                scope: caller.scope,
-                ..QueryParams::default()
-            },
-            new_session: args.new_session.unwrap_or(false),
-        };
+        let params = args.into_params(caller.scope);
         let outcome = self.guarded(api.ask(&params)).await?;
         Ok(Json(AskOutput::from(&outcome)))
     }

@@ -1,7 +1,7 @@
 //! The tools' arguments and answers: MCP's wire types, their JSON schemas derived from these
 //! types, and the conversions from the engine's.
 
-use crag_app::SymbolHit;
+use crag_app::{AskParams, QueryParams, SymbolHit};
 use crag_core::Chunk;
 use crag_engine::{Artifact, AskOutcome, QueryOutcome};
 use schemars::JsonSchema;
@@ -30,6 +30,22 @@ pub struct SearchArgs {
     pub kinds: Option<Vec<String>>,
 }
 
+impl SearchArgs {
+    /// The query as the use case takes it, within the caller's `scope`.
+    pub fn into_params(self, scope: Option<crag_core::MetadataFilter>) -> QueryParams {
+        QueryParams {
+            query: self.query,
+            top_k: self.top_k.map(i64::from),
+            use_crag: self.use_crag,
+            source_prefix: self.source_prefix,
+            kinds: self.kinds.unwrap_or_default(),
+            metadata: self.filter,
+            scope,
+            ..QueryParams::default()
+        }
+    }
+}
+
 /// A collection to use; absent or empty: the `default` collection.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +69,22 @@ pub struct AskArgs {
     pub top_k: Option<u32>,
     /// The collection (default: `default`).
     pub collection: Option<String>,
+}
+
+impl AskArgs {
+    /// The question as the use case takes it, within the caller's `scope`.
+    pub fn into_params(self, scope: Option<crag_core::MetadataFilter>) -> AskParams {
+        AskParams {
+            query: QueryParams {
+                query: self.question,
+                top_k: self.top_k.map(i64::from),
+                session_id: self.session_id,
+                scope,
+                ..QueryParams::default()
+            },
+            new_session: self.new_session.unwrap_or(false),
+        }
+    }
 }
 
 /// `get_chunk`'s arguments.
