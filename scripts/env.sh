@@ -15,6 +15,8 @@ crag_install_system_packages() {
   local missing=()
   command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  # The object-store server's script (scripts/s3-server.sh) talks to it with curl.
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
   # jemalloc (crag's allocator, built by tikv-jemalloc-sys) is built with make.
   command -v make >/dev/null 2>&1 || missing+=(make)
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)

@@ -48,7 +48,7 @@ fn parse_detector(raw: &str) -> Result<DetectorKind, String> {
 }
 
 pub async fn ask(ctx: &Context, args: AskArgs) -> Result<()> {
-    ensure_index(ctx.data_dir())?;
+    ensure_index(ctx)?;
     let mut config = ctx.config.clone();
     if let Some(kind) = args.detector {
         config.cgrag.detector = kind;

@@ -224,7 +224,7 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
             Query::new(args.text.as_deref().unwrap_or_default())?,
         )],
     };
-    ensure_index(ctx.data_dir())?;
+    ensure_index(ctx)?;
     let engine = ctx
         .engine(ctx.config.engine_config())
         .await?
@@ -291,7 +291,7 @@ pub struct StatsArgs {
 }
 
 pub async fn stats(ctx: &Context, args: StatsArgs) -> Result<()> {
-    ensure_index(ctx.data_dir())?;
+    ensure_index(ctx)?;
     let engine = ctx.engine(ctx.config.engine_config()).await?;
     let stats = engine.stats().await?;
     let bytes = crag_bench::dir_size(ctx.data_dir());
@@ -306,14 +306,21 @@ pub struct ReconcileArgs {
 }
 
 pub async fn reconcile(ctx: &Context, args: ReconcileArgs) -> Result<()> {
-    ensure_index(ctx.data_dir())?;
+    ensure_index(ctx)?;
     let counted = crag_app::compose::upgrade_keyword_index(&ctx.config, ctx.data_dir()).await?;
     let engine = ctx.engine(ctx.config.engine_config()).await?;
     let report = engine.reconcile().await?;
     output::reconcile(&report, counted, args.json)
 }
 
-pub(crate) fn ensure_index(data_dir: &Path) -> Result<()> {
+/// Fails when the data directory holds no index. With the keyword leg in LanceDB the index
+/// is in the database at `vectors_uri`, which another machine may have written: nothing local
+/// to look for.
+pub(crate) fn ensure_index(ctx: &Context) -> Result<()> {
+    if ctx.config.adapters.storage.keyword != crag_app::compose::KeywordStore::Tantivy {
+        return Ok(());
+    }
+    let data_dir = ctx.data_dir();
     if !data_dir.join("keyword").is_dir() {
         bail!(
             "no index in {}: run `crag ingest PATH` first (or pass --data-dir)",

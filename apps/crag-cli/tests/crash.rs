@@ -4,7 +4,7 @@
 //! Each round rewrites two of the twelve documents of a small corpus and ingests it again.
 //! The new versions replace old rows, so the vector table ends the ingestion with over a
 //! tenth of its rows deleted and `optimize` compacts it (then prunes versions). The test reads the process's
-//! log and sends SIGKILL as soon as it says "compacting vector table", after a delay that
+//! log and sends SIGKILL as soon as it says "compacting table" of `chunks`, after a delay that
 //! differs per round, so the kill lands at different points of the compaction and prune.
 
 use std::io::{BufRead, BufReader};
@@ -70,7 +70,7 @@ fn ingest_and_kill_in_compaction(data: &Path, corpus: &Path, delay: Duration) ->
     let mut saw_compaction = false;
     for line in BufReader::new(stderr).lines() {
         let line = line.expect("log line");
-        let starts = line.contains("compacting vector table");
+        let starts = line.contains("compacting table") && line.contains("chunks");
         log.push(line);
         if starts {
             saw_compaction = true;

@@ -13,7 +13,7 @@ pub const MAX_NAME_LEN: usize = 64;
 
 /// Top-level keys a collection may not override: where data lives, how the server runs and
 /// who may call it are the server's, shared by every collection.
-pub const FIXED_KEYS: [&str; 9] = [
+pub const FIXED_KEYS: [&str; 10] = [
     "data_dir",
     "vectors_uri",
     "assets_dir",
@@ -23,6 +23,7 @@ pub const FIXED_KEYS: [&str; 9] = [
     "auth",
     "vector_index",
     "mcp",
+    "storage",
 ];
 
 /// Checks a collection name: 1 to [`MAX_NAME_LEN`] lowercase ASCII letters, digits, `_` and

@@ -326,7 +326,7 @@ impl Engine {
             terms.delete_documents(ids).await?;
         }
         self.keywords.delete_documents(ids).await?;
-        crate::ingest::tidy_vectors(self.vectors.as_ref()).await;
+        crate::ingest::tidy_indexes(self.vectors.as_ref(), self.keywords.as_ref()).await;
         Ok(true)
     }
 

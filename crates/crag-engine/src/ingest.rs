@@ -196,7 +196,7 @@ impl Ingestor {
         self.index_batches(&to_index, &stored, &mut report, progress)
             .await?;
         progress.finish();
-        tidy_vectors(self.vectors.as_ref()).await;
+        tidy_indexes(self.vectors.as_ref(), self.keywords.as_ref()).await;
         report.elapsed = started.elapsed();
         tracing::info!(
             added = report.documents_added,
@@ -488,11 +488,14 @@ pub(crate) fn embedding_text(chunk: &Chunk) -> String {
     }
 }
 
-/// Lets the vector index tidy its storage after writes ([`VectorIndex::optimize`]). A failure
-/// loses nothing (what was written stays written and searchable, only slower), so it is
-/// logged rather than returned.
-pub(crate) async fn tidy_vectors(vectors: &dyn VectorIndex) {
+/// Lets both indexes tidy their storage after writes ([`VectorIndex::optimize`],
+/// [`KeywordIndex::optimize`]). A failure loses nothing (what was written stays written and
+/// searchable, only slower), so it is logged rather than returned.
+pub(crate) async fn tidy_indexes(vectors: &dyn VectorIndex, keywords: &dyn KeywordIndex) {
     if let Err(error) = vectors.optimize().await {
         tracing::warn!(%error, "vector index optimization failed; searches may be slower");
+    }
+    if let Err(error) = keywords.optimize().await {
+        tracing::warn!(%error, "keyword index optimization failed; searches may be slower");
     }
 }

@@ -102,7 +102,7 @@ impl Engine {
             report.documents_repaired.push(entry.id.clone());
         }
         if report.repaired() {
-            crate::ingest::tidy_vectors(self.vector_index()).await;
+            crate::ingest::tidy_indexes(self.vector_index(), self.keyword_index()).await;
         }
         report.elapsed = started.elapsed();
         if report.repaired() {

@@ -20,13 +20,33 @@ fn kind_of(error: &lancedb::Error) -> ErrorKind {
         | E::JobNotFound { .. } => ErrorKind::NotFound,
         E::Timeout { .. } => ErrorKind::Timeout,
         E::ObjectStore { .. } | E::CreateDir { .. } => ErrorKind::Unavailable,
+        E::Lance {
+            source: lance::Error::IO { .. },
+        } => ErrorKind::Unavailable,
         _ => ErrorKind::Internal,
     }
 }
 
+/// Markers of an object store's I/O failure in the text of an error LanceDB reports under
+/// another variant (connecting wraps it in `InvalidInput`'s message).
+const IO_MARKERS: [&str; 3] = ["IO { source:", "Generic { store:", "tcp connect error"];
+
+/// [`kind_of`], with an I/O failure LanceDB reports as text taken as `Unavailable`: the
+/// store could not be reached, whatever variant carries it.
+fn kind_with_io(error: &lancedb::Error) -> ErrorKind {
+    let kind = kind_of(error);
+    if matches!(kind, ErrorKind::InvalidInput | ErrorKind::Internal) {
+        let text = format!("{error:?}");
+        if IO_MARKERS.iter().any(|m| text.contains(m)) {
+            return ErrorKind::Unavailable;
+        }
+    }
+    kind
+}
+
 /// Returns a closure wrapping a LanceDB error into a port error with `message`.
 pub(crate) fn map_lance_error(message: &'static str) -> impl FnOnce(lancedb::Error) -> PortError {
-    move |error| PortError::with_source(kind_of(&error), message, error)
+    move |error| PortError::with_source(kind_with_io(&error), message, error)
 }
 
 #[cfg(test)]

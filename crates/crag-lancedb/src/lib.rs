@@ -2,7 +2,8 @@
 //!
 //! [`LanceVectorIndex`] stores every [`Chunk`](crag_core::Chunk) field next to its embedding, one row per chunk,
 //! and answers nearest-neighbour queries by cosine distance. The table lives wherever
-//! `lancedb::connect` can reach: a local directory today, an object-store URI tomorrow.
+//! `lancedb::connect` can reach: a local directory or an S3-compatible object store
+//! ([`StoreOptions`]).
 //!
 //! Searches are exact (flat) until the table holds [`AnnPolicy`]'s number of rows; then
 //! [`VectorIndex::optimize`] builds an IVF-HNSW-SQ index and searches use it, re-scoring its
@@ -11,8 +12,10 @@
 mod ann;
 mod error;
 mod flat;
+mod keyword;
 mod schema;
 mod search;
+mod store;
 mod tidy;
 mod vectors;
 
@@ -28,8 +31,10 @@ use lancedb::{Connection, Table};
 
 use crate::error::map_lance_error;
 pub use crate::flat::DEFAULT_MEMORY_SCAN_ROWS;
+pub use crate::keyword::{LanceKeywordIndex, BACKGROUND_TIDY_ROWS, DEFAULT_TITLE_WEIGHT};
 use crate::schema::ChunkSchema;
 use crate::search::{nearest_of, score_of};
+pub use crate::store::StoreOptions;
 pub use crate::tidy::CacheBudget;
 use crate::tidy::PruneClock;
 
@@ -134,22 +139,20 @@ impl LanceVectorIndex {
     ///
     /// [`ErrorKind::InvalidInput`]: crag_ports::ErrorKind::InvalidInput
     pub async fn open(uri: &str, table: &str, dimension: usize) -> PortResult<Self> {
-        Self::open_with(uri, table, dimension, CacheBudget::default()).await
+        Self::open_with(uri, table, dimension, &StoreOptions::default()).await
     }
 
-    /// [`LanceVectorIndex::open`] with LanceDB's caches held to `budget`.
+    /// [`LanceVectorIndex::open`] with the object store's options, the read consistency
+    /// and LanceDB's cache budgets of `options`.
     pub async fn open_with(
         uri: &str,
         table: &str,
         dimension: usize,
-        budget: CacheBudget,
+        options: &StoreOptions,
     ) -> PortResult<Self> {
         let schema = Arc::new(ChunkSchema::new(dimension)?);
-        let connection = lancedb::connect(uri)
-            .session(Arc::new(budget.session()))
-            .execute()
-            .await
-            .map_err(map_lance_error("failed to connect to vector database"))?;
+        let budget = options.budget;
+        let connection = store::connect(uri, options).await?;
         let handle = open_or_create(&connection, table, &schema).await?;
         let stored = handle
             .schema()
@@ -219,17 +222,7 @@ impl LanceVectorIndex {
 
     /// Returns how the table is stored: fragments and rows deleted but not yet compacted.
     pub async fn layout(&self) -> PortResult<TableLayout> {
-        let stats = self
-            .table
-            .stats()
-            .await
-            .map_err(map_lance_error("failed to read vector table statistics"))?;
-        Ok(TableLayout {
-            fragments: stats.fragment_stats.num_fragments,
-            small_fragments: stats.fragment_stats.num_small_fragments,
-            rows: stats.num_rows,
-            deleted_rows: stats.num_deleted_rows.unwrap_or(0),
-        })
+        tidy::layout_of(&self.table).await
     }
 }
 

@@ -17,6 +17,7 @@ use lance::io::ObjectStoreRegistry;
 use lance::session::Session;
 use lancedb::table::optimize::Duration;
 use lancedb::table::{CompactionOptions, OptimizeAction};
+use lancedb::Table;
 
 use crate::error::map_lance_error;
 use crate::{LanceVectorIndex, TableLayout};
@@ -112,54 +113,74 @@ impl LanceVectorIndex {
     /// [`AnnPolicy`](crate::AnnPolicy) says; at most once every [`PRUNE_EVERY`], removes
     /// versions superseded more than [`KEEP_VERSIONS_FOR`] ago.
     pub(crate) async fn tidy(&self) -> PortResult<()> {
-        let layout = self.layout().await?;
-        if layout.needs_compaction() {
-            tracing::debug!(table = %self.table_name, "compacting vector table");
-            let compacted = self
-                .table
-                .optimize(OptimizeAction::Compact {
-                    options: CompactionOptions::default(),
-                    remap_options: None,
-                })
-                .await
-                .map_err(map_lance_error("failed to compact vector table"))?;
-            let metrics = compacted.compaction.unwrap_or_default();
-            tracing::info!(
-                table = %self.table_name,
-                small_fragments = layout.small_fragments,
-                deleted_rows = layout.deleted_rows,
-                fragments_removed = metrics.fragments_removed,
-                fragments_added = metrics.fragments_added,
-                "compacted vector table"
-            );
-        }
+        let layout = compact_if_needed(&self.table).await?;
         self.maintain_ann(layout.rows).await?;
-        if self.prune.claim(Instant::now()) {
-            self.prune_versions().await?;
-        }
-        Ok(())
+        prune_if_due(&self.table, &self.prune).await
     }
+}
 
-    /// Removes versions superseded more than [`KEEP_VERSIONS_FOR`] ago.
-    async fn prune_versions(&self) -> PortResult<()> {
-        let pruned = self
-            .table
-            .optimize(OptimizeAction::Prune {
-                older_than: Some(KEEP_VERSIONS_FOR),
-                delete_unverified: None,
-                error_if_tagged_old_versions: None,
+/// How `table` is stored: fragments and rows deleted but not yet compacted.
+pub(crate) async fn layout_of(table: &Table) -> PortResult<TableLayout> {
+    let stats = table
+        .stats()
+        .await
+        .map_err(map_lance_error("failed to read table statistics"))?;
+    Ok(TableLayout {
+        fragments: stats.fragment_stats.num_fragments,
+        small_fragments: stats.fragment_stats.num_small_fragments,
+        rows: stats.num_rows,
+        deleted_rows: stats.num_deleted_rows.unwrap_or(0),
+    })
+}
+
+/// Compacts `table` when its layout [needs it](TableLayout::needs_compaction); its layout
+/// before.
+pub(crate) async fn compact_if_needed(table: &Table) -> PortResult<TableLayout> {
+    let layout = layout_of(table).await?;
+    if layout.needs_compaction() {
+        tracing::debug!(table = %table.name(), "compacting table");
+        let compacted = table
+            .optimize(OptimizeAction::Compact {
+                options: CompactionOptions::default(),
+                remap_options: None,
             })
             .await
-            .map_err(map_lance_error("failed to prune vector table versions"))?;
-        let removal = pruned.prune.unwrap_or_default();
-        tracing::debug!(
-            table = %self.table_name,
-            versions_removed = removal.old_versions,
-            bytes_removed = removal.bytes_removed,
-            "pruned vector table versions"
+            .map_err(map_lance_error("failed to compact table"))?;
+        let metrics = compacted.compaction.unwrap_or_default();
+        tracing::info!(
+            table = %table.name(),
+            small_fragments = layout.small_fragments,
+            deleted_rows = layout.deleted_rows,
+            fragments_removed = metrics.fragments_removed,
+            fragments_added = metrics.fragments_added,
+            "compacted table"
         );
-        Ok(())
     }
+    Ok(layout)
+}
+
+/// When `clock` says a prune is due, removes versions of `table` superseded more than
+/// [`KEEP_VERSIONS_FOR`] ago.
+pub(crate) async fn prune_if_due(table: &Table, clock: &PruneClock) -> PortResult<()> {
+    if !clock.claim(Instant::now()) {
+        return Ok(());
+    }
+    let pruned = table
+        .optimize(OptimizeAction::Prune {
+            older_than: Some(KEEP_VERSIONS_FOR),
+            delete_unverified: None,
+            error_if_tagged_old_versions: None,
+        })
+        .await
+        .map_err(map_lance_error("failed to prune table versions"))?;
+    let removal = pruned.prune.unwrap_or_default();
+    tracing::debug!(
+        table = %table.name(),
+        versions_removed = removal.old_versions,
+        bytes_removed = removal.bytes_removed,
+        "pruned table versions"
+    );
+    Ok(())
 }
 
 #[cfg(test)]

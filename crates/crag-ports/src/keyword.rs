@@ -145,6 +145,15 @@ pub trait KeywordIndex: Debug + Send + Sync + 'static {
     /// Returns the number of chunks stored.
     async fn count(&self) -> PortResult<usize>;
 
+    /// Tidies storage after writes so that searches stay fast (an index that searches rows
+    /// written since its last update the slow way brings them in, merges small files, drops
+    /// superseded versions). Every stored chunk, [`KeywordIndex::count`] and every search
+    /// result are the same before and after. Called after each ingestion and deletion; the
+    /// default does nothing, for indexes that need no such upkeep.
+    async fn optimize(&self) -> PortResult<()> {
+        Ok(())
+    }
+
     /// In how many stored chunks each index term (analysed, as [`KeywordIndex::analyze`]
     /// gives it) occurs, in the order asked; 0 for a term never stored. The count may be an
     /// estimate (Tantivy: the largest of the title's and the text's counts, deleted chunks

@@ -15,7 +15,7 @@ use crag_engine::{
     LlmGapDetector,
 };
 use crag_expansion::SynonymTable;
-use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex};
+use crag_lancedb::{AnnPolicy, CacheBudget, LanceKeywordIndex, LanceVectorIndex, StoreOptions};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
 use crag_ports::{Embedder, GapDetector, KeywordIndex, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
@@ -24,7 +24,8 @@ use crag_tantivy::{Bm25, TantivyKeywordIndex};
 
 pub use adapters::{
     evaluator, language_model, reranker, web_search, Adapters, EvaluatorKind, EvaluatorSection,
-    HttpEvaluatorSection, LlmSection, RerankerKind, RerankerSection, WebProvider, WebSearchSection,
+    HttpEvaluatorSection, KeywordStore, LlmSection, RerankerKind, RerankerSection, StorageSection,
+    WebProvider, WebSearchSection,
 };
 
 use crate::Config;
@@ -66,6 +67,14 @@ pub fn cache_budget(section: &VectorIndexSection) -> CacheBudget {
         metadata_bytes: section.metadata_cache_mib << 20,
         index_bytes: section.index_cache_mib << 20,
     }
+}
+
+/// The LanceDB adapter's options: `[storage]` with `[vector_index]`'s cache budgets.
+pub fn store_options(config: &Config) -> Result<StoreOptions> {
+    config
+        .adapters
+        .storage
+        .store_options(cache_budget(&config.vector_index))
 }
 
 /// Builds the Corrective RAG adapters the configuration names; ONNX models find ONNX Runtime
@@ -113,12 +122,7 @@ pub async fn open_indexes_sharing(
     // records, or int8 for an empty one.
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
-    let retrieval = &config.retrieval;
-    let bm25 = Bm25::new(retrieval.bm25_k1, retrieval.bm25_b)
-        .and_then(|bm25| bm25.with_title_weight(retrieval.bm25_title_weight))
-        .and_then(|bm25| bm25.with_document_title_weight(retrieval.bm25_document_title_weight))
-        .map_err(|message| anyhow::anyhow!("retrieval: {message}"))?;
-    let keywords = TantivyKeywordIndex::open_with(&data_dir.join("keyword"), bm25)?;
+    let keywords = keyword_index(config, data_dir, vectors_uri).await?;
     let stored = keywords.count().await?;
     let precision = resolve_precision(config.embedder.precision, data_dir, stored)?;
     let embedder_config = embedder_config(&config.embedder, precision, &assets_dir(config))?;
@@ -137,7 +141,7 @@ pub async fn open_indexes_sharing(
         vectors_uri,
         VECTOR_TABLE,
         dimension,
-        cache_budget(&config.vector_index),
+        &store_options(config)?,
     )
     .await?
     .with_ann(ann_policy(&config.vector_index))
@@ -150,8 +154,8 @@ pub async fn open_indexes_sharing(
         .await
         .with_context(|| format!("cannot open the symbol index {}", symbols_path.display()))?;
     let graph_enabled = engine.graph.enabled;
-    let mut engine = Engine::new(embedder, Arc::new(vectors), Arc::new(keywords), engine)?
-        .with_symbols(Arc::new(symbols));
+    let mut engine =
+        Engine::new(embedder, Arc::new(vectors), keywords, engine)?.with_symbols(Arc::new(symbols));
     if graph_enabled {
         let terms_path = data_dir.join(TERMS_FILE);
         let terms = SqliteTermGraph::open(&terms_path)
@@ -162,12 +166,48 @@ pub async fn open_indexes_sharing(
     Ok(engine)
 }
 
+/// Name of the LanceDB table holding the keyword leg with `[storage] keyword = "lancedb"`.
+pub const KEYWORD_TABLE: &str = "keyword";
+
+/// The keyword index `[storage] keyword` names: Tantivy in `<data_dir>/keyword` with
+/// `[retrieval]`'s BM25 parameters, or LanceDB's full-text index beside the vectors.
+async fn keyword_index(
+    config: &Config,
+    data_dir: &Path,
+    vectors_uri: &str,
+) -> Result<Arc<dyn KeywordIndex>> {
+    let retrieval = &config.retrieval;
+    Ok(match config.adapters.storage.keyword {
+        KeywordStore::Tantivy => {
+            let bm25 = Bm25::new(retrieval.bm25_k1, retrieval.bm25_b)
+                .and_then(|bm25| bm25.with_title_weight(retrieval.bm25_title_weight))
+                .and_then(|bm25| {
+                    bm25.with_document_title_weight(retrieval.bm25_document_title_weight)
+                })
+                .map_err(|message| anyhow::anyhow!("retrieval: {message}"))?;
+            Arc::new(TantivyKeywordIndex::open_with(
+                &data_dir.join("keyword"),
+                bm25,
+            )?)
+        }
+        KeywordStore::Lancedb => Arc::new(
+            LanceKeywordIndex::open(vectors_uri, KEYWORD_TABLE, &store_options(config)?)
+                .await?
+                .with_title_weight(retrieval.bm25_title_weight)
+                .map_err(|e| anyhow::anyhow!("retrieval.bm25_title_weight: {e}"))?,
+        ),
+    })
+}
+
 /// Upgrades a keyword index written by an earlier release to the current schema: token
 /// counts (before 2026-11-26; counted by the embedder's tokenizer as a query would count
 /// them) and metadata (before 2026-11-27); the chunks it rewrote, `None` when the index has
 /// the current schema already (or there is none). Run before [`open_indexes`]: it takes
 /// the index's writer lock, and fails while another process holds the index.
 pub async fn upgrade_keyword_index(config: &Config, data_dir: &Path) -> Result<Option<usize>> {
+    if config.adapters.storage.keyword != KeywordStore::Tantivy {
+        return Ok(None);
+    }
     let dir = data_dir.join("keyword");
     if crag_tantivy::remove_upgrade_leftovers(&dir)? {
         tracing::info!(path = %dir.display(), "removed what an interrupted upgrade left");

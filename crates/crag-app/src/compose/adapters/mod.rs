@@ -1,11 +1,12 @@
 //! Adapters by kind: each port's table of the configuration (`[evaluator]`, `[web_search]`,
 //! `[llm]`, `[reranker]`) is declared here beside the builder that reads it, one file per
-//! port. Adding an adapter of an existing port is its variant, its keys (each key's doc
+//! port (`[storage]`: the object store of the LanceDB database). Adding an adapter of an existing port is its variant, its keys (each key's doc
 //! comment is its documentation) and its arm in that port's file.
 
 mod evaluator;
 mod llm;
 mod reranker;
+mod storage;
 mod web_search;
 
 use anyhow::{bail, Context as _, Result};
@@ -16,6 +17,7 @@ use url::Url;
 pub use evaluator::{evaluator, EvaluatorKind, EvaluatorSection, HttpEvaluatorSection};
 pub use llm::{language_model, LlmSection};
 pub use reranker::{reranker, RerankerKind, RerankerSection};
+pub use storage::{KeywordStore, StorageSection};
 pub use web_search::{web_search, WebProvider, WebSearchSection};
 
 /// crag's adapter sections: the tables of the configuration file naming the adapter of each
@@ -31,6 +33,9 @@ pub struct Adapters {
     pub llm: Option<LlmSection>,
     /// Cross-encoder reranker (two-stage retrieval); tunables are in `[crag.rerank]`.
     pub reranker: RerankerSection,
+    /// The object store holding the LanceDB database (`vectors_uri = "s3://..."`), and the
+    /// read consistency of processes sharing it.
+    pub storage: StorageSection,
 }
 
 fn parse_url(key: &str, raw: &str) -> Result<Url> {

@@ -1,0 +1,192 @@
+//! `crag` with its vectors in an S3-compatible object store (moto's server,
+//! `scripts/s3-server.sh`; `CRAG_TEST_S3_URL` names a running one), configured as a user
+//! would: `--vectors-uri s3://...`, `[storage]` from `CRAG_STORAGE__*`, credentials from
+//! the environment.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+mod support;
+use support::stdout_json;
+
+fn endpoint() -> String {
+    if let Ok(url) = std::env::var("CRAG_TEST_S3_URL") {
+        return url;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/s3-server.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "no S3-compatible server: set CRAG_TEST_S3_URL or let {} start moto ({})",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .expect("the script prints a URL")
+        .to_owned()
+}
+
+struct S3Crag {
+    data: tempfile::TempDir,
+    uri: String,
+    endpoint: String,
+    /// `[storage] keyword`.
+    keyword: &'static str,
+}
+
+impl S3Crag {
+    fn new(endpoint: &str) -> Self {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("clock")
+            .as_nanos();
+        Self {
+            data: tempfile::tempdir().expect("tmp"),
+            uri: format!("s3://crag/cli-{nanos}/vectors"),
+            endpoint: endpoint.to_owned(),
+            keyword: "tantivy",
+        }
+    }
+
+    /// Both legs in LanceDB, so that another data directory can serve the same index.
+    fn keyword_in_lancedb(mut self) -> Self {
+        self.keyword = "lancedb";
+        self
+    }
+
+    /// Another process on another machine: its own (empty) data directory, the same
+    /// database.
+    fn replica(&self) -> Self {
+        Self {
+            data: tempfile::tempdir().expect("tmp"),
+            uri: self.uri.clone(),
+            endpoint: self.endpoint.clone(),
+            keyword: self.keyword,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_crag"))
+            .arg("--data-dir")
+            .arg(self.data.path())
+            .arg("--vectors-uri")
+            .arg(&self.uri)
+            .args(args)
+            .env("CRAG_STORAGE__ENDPOINT", &self.endpoint)
+            .env("CRAG_STORAGE__ALLOW_HTTP", "true")
+            .env("CRAG_STORAGE__REGION", "us-east-1")
+            .env("CRAG_STORAGE__KEYWORD", self.keyword)
+            .env("CRAG_STORAGE__READ_CONSISTENCY_MS", "0")
+            .env("AWS_ACCESS_KEY_ID", "crag-test")
+            .env("AWS_SECRET_ACCESS_KEY", "crag-test")
+            .output()
+            .expect("run crag")
+    }
+}
+
+fn fixture_corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus")
+}
+
+#[test]
+fn ingest_query_and_stats_with_vectors_in_an_object_store() {
+    let crag = S3Crag::new(&endpoint());
+    let corpus = fixture_corpus();
+    let corpus = corpus.to_str().expect("utf-8 path");
+    let report = stdout_json(&crag.run(&["ingest", corpus, "--json"]));
+    assert_eq!(report["documentsAdded"], 6, "{report}");
+
+    let q = stdout_json(&crag.run(&[
+        "query",
+        "what causes ocean tides?",
+        "--top-k",
+        "3",
+        "--no-crag",
+        "--json",
+    ]));
+    let first = &q["results"][0];
+    assert!(
+        first["source"]
+            .as_str()
+            .expect("source")
+            .ends_with("notes/tides.txt"),
+        "{first}"
+    );
+    assert!(first["vector"]["rank"].is_u64(), "{first}");
+
+    let stats = stdout_json(&crag.run(&["stats", "--json"]));
+    assert_eq!(stats["documents"], 6);
+    assert_eq!(stats["keywordChunks"], stats["vectorChunks"]);
+
+    // Nothing of the vectors is on the local disk.
+    assert!(!crag.data.path().join("vectors").exists());
+
+    // A second process (a fresh data directory would have no keyword index: same one here)
+    // reads what the first wrote: the ingest again changes nothing.
+    let again = stdout_json(&crag.run(&["ingest", corpus, "--json"]));
+    assert_eq!(again["documentsUnchanged"], 6, "{again}");
+}
+
+/// With both legs in the object store, a second data directory (another machine) answers
+/// from what the first ingested, and its own ingest of the same files changes nothing.
+#[test]
+fn a_replica_with_its_own_data_directory_serves_the_shared_index() {
+    let first = S3Crag::new(&endpoint()).keyword_in_lancedb();
+    let corpus = fixture_corpus();
+    let corpus = corpus.to_str().expect("utf-8 path");
+    let report = stdout_json(&first.run(&["ingest", corpus, "--json"]));
+    assert_eq!(report["documentsAdded"], 6, "{report}");
+
+    let second = first.replica();
+    let q = stdout_json(&second.run(&[
+        "query",
+        "what causes ocean tides?",
+        "--top-k",
+        "3",
+        "--no-crag",
+        "--json",
+    ]));
+    let top = &q["results"][0];
+    assert!(
+        top["source"]
+            .as_str()
+            .expect("source")
+            .ends_with("notes/tides.txt"),
+        "{top}"
+    );
+    assert!(
+        top["keyword"]["rank"].is_u64() && top["vector"]["rank"].is_u64(),
+        "{top}"
+    );
+    let stats = stdout_json(&second.run(&["stats", "--json"]));
+    assert_eq!(stats["documents"], 6, "{stats}");
+    assert_eq!(stats["keywordChunks"], stats["vectorChunks"]);
+    assert!(!second.data.path().join("keyword").exists());
+    let again = stdout_json(&second.run(&["ingest", corpus, "--json"]));
+    assert_eq!(again["documentsUnchanged"], 6, "{again}");
+}
+
+#[test]
+fn a_plain_http_endpoint_needs_allow_http() {
+    let crag = S3Crag::new("http://127.0.0.1:9");
+    let out = Command::new(env!("CARGO_BIN_EXE_crag"))
+        .arg("--data-dir")
+        .arg(crag.data.path())
+        .arg("--vectors-uri")
+        .arg(&crag.uri)
+        .arg("ingest")
+        .arg(fixture_corpus())
+        .env("CRAG_STORAGE__ENDPOINT", &crag.endpoint)
+        .output()
+        .expect("run crag");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("storage.allow_http"), "{stderr}");
+}

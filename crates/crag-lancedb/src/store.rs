@@ -1,0 +1,53 @@
+//! Where a LanceDB database lives and how it is reached: a local directory or an object
+//! store (`s3://bucket/prefix`), the object store's options, and how stale a read may be when
+//! other processes write the same tables.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crag_ports::PortResult;
+use lancedb::Connection;
+
+use crate::error::map_lance_error;
+use crate::CacheBudget;
+
+/// How a LanceDB database is opened, beyond its URI.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// The object store's options, passed to LanceDB as they are (keys as LanceDB names
+    /// them: `aws_endpoint`, `aws_region`, `allow_http`, ...). Credentials are best left to
+    /// the environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), which LanceDB reads.
+    pub storage_options: BTreeMap<String, String>,
+    /// How long a table handle may serve a version another process has since replaced:
+    /// `None` never looks for other writers (one process owns the database), `Some(0)`
+    /// looks before every read, `Some(d)` at most every `d`. Writes through this handle are
+    /// seen at once either way.
+    pub read_consistency: Option<Duration>,
+    /// Budgets of LanceDB's caches.
+    pub budget: CacheBudget,
+}
+
+impl StoreOptions {
+    /// Local-directory defaults with these cache budgets.
+    pub fn with_budget(budget: CacheBudget) -> Self {
+        Self {
+            budget,
+            ..Self::default()
+        }
+    }
+}
+
+/// Connects to the LanceDB database at `uri` with `options`.
+pub(crate) async fn connect(uri: &str, options: &StoreOptions) -> PortResult<Connection> {
+    let mut builder = lancedb::connect(uri)
+        .session(Arc::new(options.budget.session()))
+        .storage_options(options.storage_options.clone());
+    if let Some(interval) = options.read_consistency {
+        builder = builder.read_consistency_interval(interval);
+    }
+    builder
+        .execute()
+        .await
+        .map_err(map_lance_error("failed to connect to the LanceDB database"))
+}
