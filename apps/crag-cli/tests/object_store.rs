@@ -173,6 +173,25 @@ fn a_replica_with_its_own_data_directory_serves_the_shared_index() {
     assert_eq!(again["documentsUnchanged"], 6, "{again}");
 }
 
+/// A collection's tables live under the collection's prefix of the database; deleting the
+/// collection drops them, so a collection made again under the same name starts empty.
+#[test]
+fn deleting_a_collection_drops_its_tables_in_the_object_store() {
+    let crag = S3Crag::new(&endpoint()).keyword_in_lancedb();
+    let corpus = fixture_corpus();
+    let corpus = corpus.to_str().expect("utf-8 path");
+    stdout_json(&crag.run(&["collections", "create", "notes", "--json"]));
+    let report = stdout_json(&crag.run(&["--collection", "notes", "ingest", corpus, "--json"]));
+    assert_eq!(report["documentsAdded"], 6, "{report}");
+    let out = crag.run(&["collections", "delete", "notes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let created = stdout_json(&crag.run(&["collections", "create", "notes", "--json"]));
+    assert_eq!(created["stats"]["documents"], 0, "{created}");
+    let stats = stdout_json(&crag.run(&["--collection", "notes", "stats", "--json"]));
+    assert_eq!(stats["keywordChunks"], 0, "{stats}");
+    assert_eq!(stats["vectorChunks"], 0, "{stats}");
+}
+
 #[test]
 fn a_plain_http_endpoint_needs_allow_http() {
     let crag = S3Crag::new("http://127.0.0.1:9");

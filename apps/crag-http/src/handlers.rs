@@ -37,9 +37,7 @@ pub(crate) async fn healthz() -> Json<dto::Status> {
     ServiceUnavailable,
 ))]
 pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<dto::Status>, ApiError> {
-    if !state.inner.api.is_ready() {
-        return Err(ApiError::Unavailable("shutting down".into()));
-    }
+    state.inner.api.readiness().await?;
     Ok(Json(dto::Status { status: "ready" }))
 }
 

@@ -297,10 +297,11 @@ impl Collections {
         if let Some(uri) = &self.base.vectors_uri {
             let vectors = format!("{}/{COLLECTIONS_DIR}/{name}", uri.trim_end_matches('/'));
             if uri.contains("://") {
-                tracing::warn!(
-                    vectors,
-                    "the collection's vector table is in an object store and was left there"
-                );
+                let options = crate::compose::store_options(&self.base)
+                    .map_err(|e| AppError::internal(format!("{e:#}")))?;
+                crag_lancedb::drop_database(&vectors, &options)
+                    .await
+                    .map_err(|e| AppError::internal(format!("cannot drop {vectors}: {e}")))?;
             } else {
                 remove_dir(Path::new(&vectors)).await?;
             }

@@ -330,6 +330,13 @@ impl Engine {
         Ok(true)
     }
 
+    /// Reads both indexes' sizes, and nothing else: fails when either cannot be read (an
+    /// object store down), for a readiness check.
+    pub async fn probe(&self) -> Result<()> {
+        tokio::try_join!(self.keywords.count(), self.vectors.count())?;
+        Ok(())
+    }
+
     /// Counts what the indexes hold.
     pub async fn stats(&self) -> Result<EngineStats> {
         let (docs, keyword_chunks, vector_chunks) = tokio::try_join!(

@@ -34,7 +34,7 @@ pub use crate::flat::DEFAULT_MEMORY_SCAN_ROWS;
 pub use crate::keyword::{LanceKeywordIndex, BACKGROUND_TIDY_ROWS, DEFAULT_TITLE_WEIGHT};
 use crate::schema::ChunkSchema;
 use crate::search::{nearest_of, score_of};
-pub use crate::store::StoreOptions;
+pub use crate::store::{drop_database, StoreOptions};
 pub use crate::tidy::CacheBudget;
 use crate::tidy::PruneClock;
 

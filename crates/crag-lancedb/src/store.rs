@@ -51,3 +51,13 @@ pub(crate) async fn connect(uri: &str, options: &StoreOptions) -> PortResult<Con
         .await
         .map_err(map_lance_error("failed to connect to the LanceDB database"))
 }
+
+/// Drops every table of the LanceDB database at `uri` (a collection's, when the collection is
+/// deleted): what a local directory's removal does, for an object store too.
+pub async fn drop_database(uri: &str, options: &StoreOptions) -> PortResult<()> {
+    connect(uri, options)
+        .await?
+        .drop_all_tables(&[])
+        .await
+        .map_err(map_lance_error("failed to drop the database's tables"))
+}

@@ -29,6 +29,9 @@ use crate::collections::Collections;
 use crate::error::{AppError, Code};
 use crate::requests::{DocumentParams, Limits, QueryParams};
 
+/// How long [`Api::readiness`] waits for the indexes to answer.
+pub const READY_PROBE: Duration = Duration::from_secs(2);
+
 /// Why a request was refused before it ran, for the apps' rejection metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shed {
@@ -166,6 +169,27 @@ impl Api {
     /// Whether the service takes requests (false while draining).
     pub fn is_ready(&self) -> bool {
         self.inner.ready.load(Ordering::SeqCst)
+    }
+
+    /// Whether the service can take requests now: not while draining, nor while the default
+    /// collection's indexes cannot be read within [`READY_PROBE`] (an object store or a disk
+    /// gone), with the reason.
+    pub async fn readiness(&self) -> Result<(), AppError> {
+        if !self.is_ready() {
+            return Err(AppError::new(Code::Unavailable, "shutting down"));
+        }
+        let engine = self.inner.collections.default_engine();
+        match tokio::time::timeout(READY_PROBE, engine.probe()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(AppError::new(
+                Code::Unavailable,
+                format!("the indexes cannot be read: {e}"),
+            )),
+            Err(_) => Err(AppError::new(
+                Code::Unavailable,
+                format!("the indexes did not answer within {} s", READY_PROBE.as_secs()),
+            )),
+        }
     }
 
     /// Marks the service (not) ready, e.g. while draining.

@@ -1,0 +1,241 @@
+//! `crag serve` with both legs in an S3-compatible object store (moto, `scripts/s3-server.sh`;
+//! `CRAG_TEST_S3_URL` names a running one) reached through a proxy the test switches off:
+//! while the store is unreachable `/readyz` answers 503 with a reason and a query fails with
+//! a clear error; once it is back both recover, with nothing lost and no restart.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+fn endpoint() -> String {
+    if let Ok(url) = std::env::var("CRAG_TEST_S3_URL") {
+        return url;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/s3-server.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "no S3-compatible server: set CRAG_TEST_S3_URL or let {} start moto ({})",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .expect("the script prints a URL")
+        .to_owned()
+}
+
+/// A TCP proxy to `upstream` that refuses connections while switched off.
+struct Proxy {
+    addr: SocketAddr,
+    up: Arc<AtomicBool>,
+}
+
+impl Proxy {
+    fn start(upstream: SocketAddr) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind proxy");
+        let addr = listener.local_addr().expect("proxy addr");
+        let up = Arc::new(AtomicBool::new(true));
+        let on = up.clone();
+        thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if !on.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(upstream) else {
+                    continue;
+                };
+                pipe(&client, &server, on.clone());
+                pipe(&server, &client, on.clone());
+            }
+        });
+        Self { addr, up }
+    }
+}
+
+/// Copies `from` to `to` on a thread until either closes or the proxy is switched off.
+fn pipe(from: &TcpStream, to: &TcpStream, on: Arc<AtomicBool>) {
+    let (mut from, mut to) = (
+        from.try_clone().expect("clone"),
+        to.try_clone().expect("clone"),
+    );
+    from.set_read_timeout(Some(Duration::from_millis(200))).ok();
+    thread::spawn(move || {
+        let mut buffer = [0u8; 16 * 1024];
+        loop {
+            if !on.load(Ordering::SeqCst) {
+                break;
+            }
+            match from.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if to.write_all(&buffer[..n]).is_err() {
+                        break;
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => break,
+            }
+        }
+        let _ = from.shutdown(Shutdown::Both);
+        let _ = to.shutdown(Shutdown::Both);
+    });
+}
+
+/// `GET` or `POST` on the served API: the status and the body.
+fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("connect to crag serve");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read answer");
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {answer:?}"));
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+    (status, body)
+}
+
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+}
+
+fn crag(data: &Path, uri: &str, endpoint: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crag"));
+    command
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--vectors-uri")
+        .arg(uri)
+        .env("CRAG_STORAGE__ENDPOINT", endpoint)
+        .env("CRAG_STORAGE__ALLOW_HTTP", "true")
+        .env("CRAG_STORAGE__REGION", "us-east-1")
+        .env("CRAG_STORAGE__KEYWORD", "lancedb")
+        .env("CRAG_STORAGE__READ_CONSISTENCY_MS", "0")
+        .env("AWS_ACCESS_KEY_ID", "crag-test")
+        .env("AWS_SECRET_ACCESS_KEY", "crag-test");
+    command
+}
+
+/// Polls `/readyz` until it answers `want` (or fails after a minute).
+fn wait_ready(addr: SocketAddr, want: u16) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, body) = http(addr, "GET", "/readyz", "");
+        if status == want {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/readyz stayed {status} ({body}), wanted {want}"
+        );
+        thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn an_unreachable_object_store_makes_the_service_unready_until_it_returns() {
+    let upstream: SocketAddr = endpoint()
+        .trim_start_matches("http://")
+        .parse()
+        .expect("the endpoint is http://host:port");
+    let proxy = Proxy::start(upstream);
+    let store = format!("http://{}", proxy.addr);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos();
+    let uri = format!("s3://crag/faults-{nanos}/db");
+    let data = tempfile::tempdir().expect("tmp");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus");
+    let ingest = crag(data.path(), &uri, &store)
+        .arg("ingest")
+        .arg(&corpus)
+        .output()
+        .expect("ingest");
+    assert!(
+        ingest.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ingest.stderr)
+    );
+
+    let (http_addr, grpc_addr) = (free_port(), free_port());
+    let _served = Served(
+        crag(data.path(), &uri, &store)
+            .args([
+                "serve",
+                "--http-addr",
+                &http_addr.to_string(),
+                "--grpc-addr",
+                &grpc_addr.to_string(),
+            ])
+            // A query that waits on the store gives up after 5 s (HTTP 504).
+            .env("CRAG_SERVER__REQUEST_TIMEOUT_MS", "5000")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn crag serve"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while TcpStream::connect(http_addr).is_err() {
+        assert!(Instant::now() < deadline, "crag serve did not listen");
+        thread::sleep(Duration::from_millis(100));
+    }
+    wait_ready(http_addr, 200);
+    let query = r#"{"query": "what causes ocean tides?", "topK": 3, "useCrag": false}"#;
+    let (status, body) = http(http_addr, "POST", "/v1/query", query);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("tides.txt"), "{body}");
+
+    proxy.up.store(false, Ordering::SeqCst);
+    let reason = wait_ready(http_addr, 503);
+    assert!(reason.contains("indexes"), "{reason}");
+    let (status, body) = http(http_addr, "POST", "/v1/query", query);
+    assert!(
+        status == 503 || status == 504,
+        "a query without its store: {status} {body}"
+    );
+    assert!(body.contains("message"), "{body}");
+
+    proxy.up.store(true, Ordering::SeqCst);
+    wait_ready(http_addr, 200);
+    let (status, body) = http(http_addr, "POST", "/v1/query", query);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("tides.txt"), "{body}");
+}
