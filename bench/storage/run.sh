@@ -55,7 +55,7 @@ for layout in local/tantivy local/lancedb s3/tantivy s3/lancedb; do
   end=$(date +%s.%N)
   docs=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['documentsAdded'])" \
     "$work/ingest-$place-$keyword.json")
-  python3 -c "import sys; d,s,e=map(float,sys.argv[1:]); print(f'{sys.argv[4]:>28}: ingest {d:.0f} docs in {e-s:.1f} s, {d/(e-s):.1f} docs/s')" \
+  python3 -c "import sys; d,s,e=map(float,sys.argv[1:4]); print(f'{sys.argv[4]:>28}: ingest {d:.0f} docs in {e-s:.1f} s, {d/(e-s):.1f} docs/s')" \
     "$docs" "$start" "$end" "$layout"
   for mode in hybrid crag; do
     flags=(--no-web --top-k 10 --json)

@@ -27,6 +27,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    crag_app::tls::install_crypto_provider();
     let cli = Cli::parse();
     // A server logs its requests; the one-shot commands only warnings; the MCP server does not
     // log each error answer it sends (the client has it).

@@ -184,7 +184,11 @@ fn deleting_a_collection_drops_its_tables_in_the_object_store() {
     let report = stdout_json(&crag.run(&["--collection", "notes", "ingest", corpus, "--json"]));
     assert_eq!(report["documentsAdded"], 6, "{report}");
     let out = crag.run(&["collections", "delete", "notes"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let created = stdout_json(&crag.run(&["collections", "create", "notes", "--json"]));
     assert_eq!(created["stats"]["documents"], 0, "{created}");
     let stats = stdout_json(&crag.run(&["--collection", "notes", "stats", "--json"]));

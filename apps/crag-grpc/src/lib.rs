@@ -415,6 +415,8 @@ pub async fn serve(
     );
     let mut server = tonic::transport::Server::builder();
     if let Some(identity) = &limits.tls {
+        // tonic builds its rustls configuration with the process's default provider.
+        crag_app::tls::install_crypto_provider();
         // tonic runs each handshake in its own task, bounded by the timeout.
         let tls = tonic::transport::ServerTlsConfig::new()
             .identity(tonic::transport::Identity::from_pem(

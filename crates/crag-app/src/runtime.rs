@@ -63,6 +63,7 @@ where
     Fut: Future<Output = Result<()>>,
 {
     init_tracing(SERVER_LOG_FILTER);
+    crate::tls::install_crypto_provider();
     let result = match config_from_args(binary, about, std::env::args().skip(1)) {
         Ok(Some(config)) => serve(config).await,
         Ok(None) => Ok(()),

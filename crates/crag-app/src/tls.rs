@@ -82,6 +82,15 @@ impl TlsIdentity {
     }
 }
 
+/// Makes ring rustls's process-wide default provider (the first call; later ones do
+/// nothing). Two providers are compiled in (ring for crag's own TLS, aws-lc-rs brought by
+/// LanceDB's S3 client), so rustls cannot pick one itself and panics when code builds a TLS
+/// configuration without naming one (tonic's server and client, an HTTPS object store):
+/// every entry point calls this first.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

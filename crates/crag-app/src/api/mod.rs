@@ -187,7 +187,10 @@ impl Api {
             )),
             Err(_) => Err(AppError::new(
                 Code::Unavailable,
-                format!("the indexes did not answer within {} s", READY_PROBE.as_secs()),
+                format!(
+                    "the indexes did not answer within {} s",
+                    READY_PROBE.as_secs()
+                ),
             )),
         }
     }
