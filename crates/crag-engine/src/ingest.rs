@@ -488,9 +488,8 @@ pub(crate) fn embedding_text(chunk: &Chunk) -> String {
     }
 }
 
-/// Lets both indexes tidy their storage after writes ([`VectorIndex::optimize`],
-/// [`KeywordIndex::optimize`]). A failure loses nothing (what was written stays written and
-/// searchable, only slower), so it is logged rather than returned.
+/// Lets both indexes tidy their storage after writes (each one's `optimize`). A failure loses
+/// nothing (what was written stays searchable, only slower): logged, not returned.
 pub(crate) async fn tidy_indexes(vectors: &dyn VectorIndex, keywords: &dyn KeywordIndex) {
     if let Err(error) = vectors.optimize().await {
         tracing::warn!(%error, "vector index optimization failed; searches may be slower");
