@@ -8,30 +8,7 @@ use std::process::{Command, Output};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod support;
-use support::stdout_json;
-
-fn endpoint() -> String {
-    if let Ok(url) = std::env::var("CRAG_TEST_S3_URL") {
-        return url;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/s3-server.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg("start")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "no S3-compatible server: set CRAG_TEST_S3_URL or let {} start moto ({})",
-        script.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .expect("the script prints a URL")
-        .to_owned()
-}
+use support::{s3_endpoint, stdout_json};
 
 struct S3Crag {
     data: tempfile::TempDir,
@@ -97,7 +74,7 @@ fn fixture_corpus() -> PathBuf {
 
 #[test]
 fn ingest_query_and_stats_with_vectors_in_an_object_store() {
-    let crag = S3Crag::new(&endpoint());
+    let crag = S3Crag::new(&s3_endpoint());
     let corpus = fixture_corpus();
     let corpus = corpus.to_str().expect("utf-8 path");
     let report = stdout_json(&crag.run(&["ingest", corpus, "--json"]));
@@ -138,7 +115,7 @@ fn ingest_query_and_stats_with_vectors_in_an_object_store() {
 /// from what the first ingested, and its own ingest of the same files changes nothing.
 #[test]
 fn a_replica_with_its_own_data_directory_serves_the_shared_index() {
-    let first = S3Crag::new(&endpoint()).keyword_in_lancedb();
+    let first = S3Crag::new(&s3_endpoint()).keyword_in_lancedb();
     let corpus = fixture_corpus();
     let corpus = corpus.to_str().expect("utf-8 path");
     let report = stdout_json(&first.run(&["ingest", corpus, "--json"]));
@@ -177,7 +154,7 @@ fn a_replica_with_its_own_data_directory_serves_the_shared_index() {
 /// collection drops them, so a collection made again under the same name starts empty.
 #[test]
 fn deleting_a_collection_drops_its_tables_in_the_object_store() {
-    let crag = S3Crag::new(&endpoint()).keyword_in_lancedb();
+    let crag = S3Crag::new(&s3_endpoint()).keyword_in_lancedb();
     let corpus = fixture_corpus();
     let corpus = corpus.to_str().expect("utf-8 path");
     stdout_json(&crag.run(&["collections", "create", "notes", "--json"]));

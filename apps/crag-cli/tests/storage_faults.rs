@@ -12,28 +12,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-fn endpoint() -> String {
-    if let Ok(url) = std::env::var("CRAG_TEST_S3_URL") {
-        return url;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/s3-server.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg("start")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "no S3-compatible server: set CRAG_TEST_S3_URL or let {} start moto ({})",
-        script.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .expect("the script prints a URL")
-        .to_owned()
-}
+mod support;
+use support::s3_endpoint;
 
 /// A TCP proxy to `upstream` that refuses connections while switched off.
 struct Proxy {
@@ -171,7 +151,7 @@ fn wait_ready(addr: SocketAddr, want: u16) -> String {
 
 #[test]
 fn an_unreachable_object_store_makes_the_service_unready_until_it_returns() {
-    let upstream: SocketAddr = endpoint()
+    let upstream: SocketAddr = s3_endpoint()
         .trim_start_matches("http://")
         .parse()
         .expect("the endpoint is http://host:port");

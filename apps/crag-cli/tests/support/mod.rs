@@ -28,3 +28,28 @@ pub fn stdout_json(out: &Output) -> serde_json::Value {
     assert_success(out);
     serde_json::from_slice(&out.stdout).expect("json on stdout")
 }
+
+/// The S3-compatible server of the object-store tests: `CRAG_TEST_S3_URL`, or moto started by
+/// `scripts/s3-server.sh` (the test script starts it once).
+pub fn s3_endpoint() -> String {
+    if let Ok(url) = std::env::var("CRAG_TEST_S3_URL") {
+        return url;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/s3-server.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "no S3-compatible server: set CRAG_TEST_S3_URL or let {} start moto ({})",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .expect("the script prints a URL")
+        .to_owned()
+}

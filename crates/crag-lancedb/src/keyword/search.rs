@@ -50,19 +50,9 @@ impl LanceKeywordIndex {
         if k == 0 || !self.ensure_index().await? {
             return Ok(Vec::new());
         }
-        let limit = i64::try_from(k).unwrap_or(i64::MAX);
-        let batches: Vec<arrow_array::RecordBatch> = self
-            .table
-            .query()
-            .full_text_search(FullTextSearchQuery::new_query(query).limit(Some(limit)))
-            .select(Select::columns(&[rows::CHUNK, rows::SCORE]))
-            .limit(k)
-            .execute()
-            .await
-            .map_err(map_lance_error("full-text search failed"))?
-            .try_collect()
-            .await
-            .map_err(map_lance_error("full-text search failed"))?;
+        let batches = self
+            .full_text(query, k, &[rows::CHUNK, rows::SCORE])
+            .await?;
         let mut hits = Vec::new();
         for batch in &batches {
             for (chunk, score) in rows::read_chunks(batch, true)? {
@@ -94,20 +84,31 @@ impl LanceKeywordIndex {
         if !self.ensure_index().await? {
             return Ok(0);
         }
-        let rows = crag_ports::KeywordIndex::count(self).await?.max(1);
-        let limit = i64::try_from(rows).unwrap_or(i64::MAX);
-        let batches: Vec<arrow_array::RecordBatch> = self
-            .table
+        let stored = crag_ports::KeywordIndex::count(self).await?.max(1);
+        let batches = self
+            .full_text(query, stored, &[rows::CHUNK_ID, rows::SCORE])
+            .await?;
+        Ok(batches.iter().map(|b| b.num_rows() as u64).sum())
+    }
+
+    /// The best `limit` rows for `query`, `columns` read.
+    async fn full_text(
+        &self,
+        query: FtsQuery,
+        limit: usize,
+        columns: &[&str],
+    ) -> PortResult<Vec<arrow_array::RecordBatch>> {
+        let fts_limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.table
             .query()
-            .full_text_search(FullTextSearchQuery::new_query(query).limit(Some(limit)))
-            .select(Select::columns(&[rows::CHUNK_ID, rows::SCORE]))
-            .limit(rows)
+            .full_text_search(FullTextSearchQuery::new_query(query).limit(Some(fts_limit)))
+            .select(Select::columns(columns))
+            .limit(limit)
             .execute()
             .await
             .map_err(map_lance_error("full-text search failed"))?
             .try_collect()
             .await
-            .map_err(map_lance_error("full-text search failed"))?;
-        Ok(batches.iter().map(|b| b.num_rows() as u64).sum())
+            .map_err(map_lance_error("full-text search failed"))
     }
 }
