@@ -33,7 +33,7 @@ const IO_MARKERS: [&str; 3] = ["IO { source:", "Generic { store:", "tcp connect 
 
 /// [`kind_of`], with an I/O failure LanceDB reports as text taken as `Unavailable`: the
 /// store could not be reached, whatever variant carries it.
-fn kind_with_io(error: &lancedb::Error) -> ErrorKind {
+pub(crate) fn kind(error: &lancedb::Error) -> ErrorKind {
     let kind = kind_of(error);
     if matches!(kind, ErrorKind::InvalidInput | ErrorKind::Internal) {
         let text = format!("{error:?}");
@@ -46,7 +46,7 @@ fn kind_with_io(error: &lancedb::Error) -> ErrorKind {
 
 /// Returns a closure wrapping a LanceDB error into a port error with `message`.
 pub(crate) fn map_lance_error(message: &'static str) -> impl FnOnce(lancedb::Error) -> PortError {
-    move |error| PortError::with_source(kind_with_io(&error), message, error)
+    move |error| PortError::with_source(kind(&error), message, error)
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use arrow_array::RecordBatchIterator;
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk, ScoredId};
 use crag_ports::{DocumentEntry, EmbeddedChunk, PortError, PortResult, VectorIndex};
-use lancedb::{Connection, Table};
+use lancedb::Table;
 
 use crate::error::map_lance_error;
 pub use crate::flat::DEFAULT_MEMORY_SCAN_ROWS;
@@ -153,7 +153,8 @@ impl LanceVectorIndex {
         let schema = Arc::new(ChunkSchema::new(dimension)?);
         let budget = options.budget;
         let connection = store::connect(uri, options).await?;
-        let handle = open_or_create(&connection, table, &schema).await?;
+        let handle =
+            store::open_or_create(&connection, table, schema.arrow(), "vector table").await?;
         let stored = handle
             .schema()
             .await
@@ -223,43 +224,6 @@ impl LanceVectorIndex {
     /// Returns how the table is stored: fragments and rows deleted but not yet compacted.
     pub async fn layout(&self) -> PortResult<TableLayout> {
         tidy::layout_of(&self.table).await
-    }
-}
-
-/// Opens `table`, creating it empty if it does not exist.
-///
-/// `CreateTableMode::ExistOk` is not used: it rejects any difference from the given schema
-/// with one generic message, where [`ChunkSchema::check_compatible`] names what differs.
-async fn open_or_create(
-    connection: &Connection,
-    table: &str,
-    schema: &ChunkSchema,
-) -> PortResult<Table> {
-    match connection.open_table(table).execute().await {
-        Ok(handle) => return Ok(handle),
-        Err(lancedb::Error::TableNotFound { .. }) => {}
-        Err(e) => return Err(map_lance_error("failed to open vector table")(e)),
-    }
-    match connection
-        .create_empty_table(table, schema.arrow())
-        .execute()
-        .await
-    {
-        Ok(handle) => {
-            tracing::info!(
-                table,
-                dimension = schema.dimension(),
-                "created vector table"
-            );
-            Ok(handle)
-        }
-        // Another process created it since the lookup.
-        Err(lancedb::Error::TableAlreadyExists { .. }) => connection
-            .open_table(table)
-            .execute()
-            .await
-            .map_err(map_lance_error("failed to open vector table")),
-        Err(e) => Err(map_lance_error("failed to create vector table")(e)),
     }
 }
 

@@ -22,7 +22,8 @@ const BYTE_START: &str = "byte_start";
 const BYTE_END: &str = "byte_end";
 const LINE_START: &str = "line_start";
 const LINE_END: &str = "line_end";
-const CONTENT_HASH: &str = "content_hash";
+/// Column of the content hash of the chunk's document.
+pub(crate) const CONTENT_HASH: &str = "content_hash";
 /// Column of the embeddings.
 pub(crate) const VECTOR: &str = "vector";
 /// Column LanceDB adds to vector search results.

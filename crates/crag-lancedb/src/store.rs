@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crag_ports::PortResult;
-use lancedb::Connection;
+use arrow_schema::SchemaRef;
+use crag_ports::{PortError, PortResult};
+use lancedb::{Connection, Table};
 
 use crate::error::map_lance_error;
 use crate::CacheBudget;
@@ -60,4 +61,37 @@ pub async fn drop_database(uri: &str, options: &StoreOptions) -> PortResult<()> 
         .drop_all_tables(&[])
         .await
         .map_err(map_lance_error("failed to drop the database's tables"))
+}
+
+/// Opens `table`, creating it empty with `schema` if it does not exist (another process
+/// creating it meanwhile is fine). `CreateTableMode::ExistOk` is not used: it rejects any
+/// difference from the schema with one generic message, where each adapter's own check
+/// names what differs. `what` names the table in errors and logs ("vector table").
+pub(crate) async fn open_or_create(
+    connection: &Connection,
+    table: &str,
+    schema: SchemaRef,
+    what: &'static str,
+) -> PortResult<Table> {
+    let opened =
+        |e| PortError::with_source(crate::error::kind(&e), format!("failed to open {what}"), e);
+    match connection.open_table(table).execute().await {
+        Ok(handle) => return Ok(handle),
+        Err(lancedb::Error::TableNotFound { .. }) => {}
+        Err(e) => return Err(opened(e)),
+    }
+    match connection.create_empty_table(table, schema).execute().await {
+        Ok(handle) => {
+            tracing::info!(table, what, "created table");
+            Ok(handle)
+        }
+        Err(lancedb::Error::TableAlreadyExists { .. }) => {
+            connection.open_table(table).execute().await.map_err(opened)
+        }
+        Err(e) => Err(PortError::with_source(
+            crate::error::kind(&e),
+            format!("failed to create {what}"),
+            e,
+        )),
+    }
 }

@@ -27,10 +27,11 @@ use lancedb::index::scalar::FtsIndexBuilder;
 use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
-use lancedb::{Connection, Table};
+use lancedb::Table;
 
 use crate::error::map_lance_error;
-use crate::store::{connect, StoreOptions};
+use crate::schema;
+use crate::store::{self, connect, StoreOptions};
 use crate::tidy::{compact_if_needed, prune_if_due, PruneClock};
 use crate::{in_predicate, DELETE_BATCH};
 
@@ -77,7 +78,8 @@ impl LanceKeywordIndex {
     /// object-store URI, reached with `options`), creating an empty one if it does not exist.
     pub async fn open(uri: &str, table: &str, options: &StoreOptions) -> PortResult<Self> {
         let connection = connect(uri, options).await?;
-        let handle = open_or_create(&connection, table).await?;
+        let handle =
+            store::open_or_create(&connection, table, rows::arrow(), "keyword table").await?;
         let stored = handle
             .schema()
             .await
@@ -292,27 +294,6 @@ where
     }
 }
 
-async fn open_or_create(connection: &Connection, table: &str) -> PortResult<Table> {
-    match connection.open_table(table).execute().await {
-        Ok(handle) => return Ok(handle),
-        Err(lancedb::Error::TableNotFound { .. }) => {}
-        Err(e) => return Err(map_lance_error("failed to open keyword table")(e)),
-    }
-    match connection
-        .create_empty_table(table, rows::arrow())
-        .execute()
-        .await
-    {
-        Ok(handle) => Ok(handle),
-        Err(lancedb::Error::TableAlreadyExists { .. }) => connection
-            .open_table(table)
-            .execute()
-            .await
-            .map_err(map_lance_error("failed to open keyword table")),
-        Err(e) => Err(map_lance_error("failed to create keyword table")(e)),
-    }
-}
-
 /// The analysed terms of user text, each weighted by how often it occurs.
 fn text_terms(terms: Vec<String>) -> Vec<WeightedTerm> {
     let mut counts: BTreeMap<String, f32> = BTreeMap::new();
@@ -402,11 +383,7 @@ impl KeywordIndex for LanceKeywordIndex {
         let batches: Vec<arrow_array::RecordBatch> = self
             .table
             .query()
-            .select(Select::columns(&[
-                rows::DOCUMENT_ID,
-                rows::CHUNK_ID,
-                rows::CONTENT_HASH,
-            ]))
+            .select(Select::columns(schema::DOCUMENT_COLUMNS))
             .execute()
             .await
             .map_err(map_lance_error("failed to list keyword table documents"))?
@@ -415,15 +392,8 @@ impl KeywordIndex for LanceKeywordIndex {
             .map_err(map_lance_error("failed to list keyword table documents"))?;
         let mut entries = DocumentEntries::default();
         for batch in &batches {
-            let documents = rows::strings(batch, rows::DOCUMENT_ID)?;
-            let chunks = rows::strings(batch, rows::CHUNK_ID)?;
-            let hashes = rows::strings(batch, rows::CONTENT_HASH)?;
-            for row in 0..batch.num_rows() {
-                let document = DocumentId::new(documents.value(row))
-                    .map_err(|e| PortError::internal("stored document id is invalid", e))?;
-                let chunk = ChunkId::new(chunks.value(row))
-                    .map_err(|e| PortError::internal("stored chunk id is invalid", e))?;
-                entries.add(&document, &chunk, hashes.value(row));
+            for (document, chunk, hash) in schema::read_document_rows(batch)? {
+                entries.add(&document, &chunk, &hash);
             }
         }
         Ok(entries.into_entries())

@@ -9,9 +9,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crag_core::Chunk;
 use crag_ports::{ErrorKind, PortError, PortResult};
 
-pub(crate) const CHUNK_ID: &str = "chunk_id";
-pub(crate) const DOCUMENT_ID: &str = "document_id";
-pub(crate) const CONTENT_HASH: &str = "content_hash";
+pub(crate) use crate::schema::{CHUNK_ID, CONTENT_HASH, DOCUMENT_ID};
 pub(crate) const BYTE_START: &str = "byte_start";
 /// The chunk as JSON, every field.
 pub(crate) const CHUNK: &str = "chunk";
