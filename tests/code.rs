@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crag_core::DocumentId;
-use crag_engine::sources::{read_path, DEFAULT_MAX_FILE_BYTES};
+use crag_engine::readers::{read_path, DEFAULT_MAX_FILE_BYTES};
 use crag_engine::{Engine, EngineConfig, NoProgress};
+use crag_graphs::SqliteSymbolIndex;
 use crag_lancedb::LanceVectorIndex;
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};
 use crag_ports::{KeywordIndex, SymbolIndex, SymbolLookup, VectorIndex};
-use crag_symbols::SqliteSymbolIndex;
 use crag_tantivy::TantivyKeywordIndex;
 
 fn repo() -> PathBuf {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crag_core::{Query, TopK};
-use crag_engine::sources::{read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
+use crag_engine::readers::{read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
 use crag_engine::{Engine, EngineConfig, NoProgress};
 use crag_lancedb::LanceVectorIndex;
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};

@@ -9,12 +9,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crag_core::{CorrectionKind, CriterionScore, Evaluation, Query, TopK, Verdict};
-use crag_engine::sources::{read_path, DEFAULT_MAX_FILE_BYTES};
+use crag_engine::readers::{read_path, DEFAULT_MAX_FILE_BYTES};
 use crag_engine::{
     AskRequest, CgragComponents, CgragConfig, CragComponents, CragConfig, Engine, EngineConfig,
     LlmGapDetector, LlmRelevance, NoProgress, QueryRequest, StopReason,
 };
-use crag_evaluation::LlmJudgeConfig;
+use crag_judge::LlmJudgeConfig;
 use crag_lancedb::LanceVectorIndex;
 use crag_llm::{OpenAiChat, OpenAiChatConfig};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig};

@@ -334,7 +334,7 @@ def mrr_at_k(ranked: list[str], judged: dict[str, int], k: int) -> float:
 
 
 def percentile(values: list[float], p: float) -> float:
-    """Nearest-rank percentile (as crag-evaluation's `percentile`)."""
+    """Nearest-rank percentile (as crag-judge's `percentile`)."""
     ordered = sorted(values)
     rank = math.ceil(p * len(ordered) - 1e-9)
     return ordered[min(max(rank, 1), len(ordered)) - 1]

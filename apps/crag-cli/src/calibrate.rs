@@ -8,16 +8,16 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use clap::Args;
 use crag_core::TopK;
-use crag_engine::sources::read_beir_corpus;
+use crag_engine::readers::read_beir_corpus;
 use crag_engine::QueryRequest;
-use crag_evaluation::{
+use crag_judge::{
     calibrate, extract_features, CalibrationOptions, FitOptions, HeuristicConfig,
     HeuristicEvaluator, LabelledQuery, DOCUMENT_FEATURES, QUERY_FEATURES,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crag_bench::{judged_request, prepare_index, Collection, PreparedIndex};
+use crag_eval::{judged_request, prepare_index, Collection, PreparedIndex};
 
 use crate::collection::CollectionArgs;
 use crate::commands::{Bar, Context};

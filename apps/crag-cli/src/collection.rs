@@ -1,10 +1,10 @@
 //! The flags naming a BEIR collection, shared by `crag eval` and `crag calibrate`; the
-//! collection itself is `crag_bench::collection`'s.
+//! collection itself is `crag_eval::collection`'s.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use crag_bench::CollectionSpec;
+use crag_eval::CollectionSpec;
 
 /// Where a collection is and how its index is prepared.
 #[derive(Debug, Args)]

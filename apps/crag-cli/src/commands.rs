@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use crag_core::{ChunkFilter, ChunkKind, MetadataFilter, Query, SymbolKind, TopK};
-use crag_engine::sources::{is_beir_corpus, read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
+use crag_engine::readers::{is_beir_corpus, read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
 use crag_engine::{ChunkingConfig, Engine, EngineConfig, IngestProgress, QueryRequest};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -156,13 +156,13 @@ pub(crate) fn parse_json(raw: &str) -> Result<serde_json::Value, String> {
 
 /// The retrieval filter of `crag query`'s flags.
 fn query_filter(args: &QueryArgs) -> Result<ChunkFilter> {
-    const LANGUAGES: [&str; 6] = ["rust", "python", "typescript", "tsx", "javascript", "go"];
+    let languages = crag_app::requests::code_languages();
     if let Some(l) = args
         .languages
         .iter()
-        .find(|l| !LANGUAGES.contains(&l.as_str()))
+        .find(|l| !languages.contains(&l.as_str()))
     {
-        bail!("--language {l}: expected one of {}", LANGUAGES.join(", "));
+        bail!("--language {l}: expected one of {}", languages.join(", "));
     }
     Ok(ChunkFilter {
         source_prefix: args.source_prefix.clone().filter(|p| !p.is_empty()),
@@ -294,7 +294,7 @@ pub async fn stats(ctx: &Context, args: StatsArgs) -> Result<()> {
     ensure_index(ctx)?;
     let engine = ctx.engine(ctx.config.engine_config()).await?;
     let stats = engine.stats().await?;
-    let bytes = crag_bench::dir_size(ctx.data_dir());
+    let bytes = crag_eval::dir_size(ctx.data_dir());
     output::stats(ctx.data_dir(), &stats, bytes, args.json)
 }
 

@@ -1,10 +1,10 @@
-//! `crag eval`: the flags, a progress bar and the output of `crag_bench`'s evaluation harness.
+//! `crag eval`: the flags, a progress bar and the output of `crag_eval`'s evaluation harness.
 
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
 use clap::Args;
-use crag_bench::{evaluate, parse_stage, print_report, EvalOptions, EvalProgress, Stage, DEPTH};
+use crag_eval::{evaluate, parse_stage, print_report, EvalOptions, EvalProgress, Stage, DEPTH};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::collection::CollectionArgs;

@@ -1,10 +1,10 @@
-//! `crag eval-code`: context completeness on a repository (`crag_bench::code_context`).
+//! `crag eval-code`: context completeness on a repository (`crag_eval::code_context`).
 
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
 use clap::Args;
-use crag_bench::code_context::{print, run, CodeContextOptions};
+use crag_eval::code_context::{print, run, CodeContextOptions};
 
 use crate::commands::Context;
 

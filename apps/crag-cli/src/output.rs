@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use anyhow::Result;
-use crag_bench::percentile;
 use crag_core::{LegHit, TopK};
 use crag_engine::{ArtifactOrigin, EngineStats, IngestReport, QueryOutcome, ReconcileReport};
+use crag_eval::percentile;
 pub use crag_http::dto::ms;
 use crag_http::dto::{query_response, QueryResponse};
 use crag_routing::Route;

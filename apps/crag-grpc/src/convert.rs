@@ -115,25 +115,11 @@ fn artifact(a: &Artifact) -> pb::Artifact {
 
 pub(crate) fn crag_metadata(o: &QueryOutcome) -> pb::CragMetadata {
     let t = &o.timings;
-    let stages_ms: HashMap<String, f64> = [
-        ("route", t.route),
-        ("retrieve", t.retrieve),
-        ("keyword", t.retrieval.keyword),
-        ("embed", t.retrieval.embed),
-        ("vector", t.retrieval.vector),
-        ("fusion", t.retrieval.fusion),
-        ("rerank", t.rerank),
-        ("evaluate", t.evaluate),
-        ("expand", t.expand),
-        ("rewrite", t.rewrite),
-        ("web_search", t.web_search),
-        ("refine", t.refine),
-        ("pack", t.pack),
-        ("total", t.total),
-    ]
-    .into_iter()
-    .map(|(k, d)| (k.to_owned(), ms(d)))
-    .collect();
+    let stages_ms: HashMap<String, f64> = t
+        .named()
+        .into_iter()
+        .map(|(k, d)| (k.to_owned(), ms(d)))
+        .collect();
     let evaluation = o.evaluation.as_ref();
     pb::CragMetadata {
         verdict: o

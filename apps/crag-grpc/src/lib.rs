@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crag_app::Config;
-use crag_app::{Api, AppError, Caller, Code, TokenSet};
+use crag_app::{Api, AppError, AskEvent, Caller, Code, TokenSet};
 use crag_engine::Engine;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -218,7 +218,9 @@ impl Crag for CragService {
         .await
     }
 
-    type AskStreamStream = tokio_stream::wrappers::ReceiverStream<Result<pb::AskEvent, Status>>;
+    type AskStreamStream = std::pin::Pin<
+        Box<dyn tokio_stream::Stream<Item = Result<pb::AskEvent, Status>> + Send + 'static>,
+    >;
 
     async fn ask_stream(
         &self,
@@ -230,27 +232,17 @@ impl Crag for CragService {
         params.query.scope = caller.scope;
         // Bad input is refused before the stream starts.
         let request = api.ask_request(&params).map_err(status)?;
-        let (tx, rx) = tokio::sync::mpsc::channel(8);
-        tokio::spawn(async move {
-            let passes = tx.clone();
-            let observer = move |p: &crag_engine::PassReport| {
-                let event = pb::AskEvent {
-                    event: Some(pb::ask_event::Event::Pass(convert::pass(p))),
-                };
-                // A client gone away stops receiving; the ask still completes and is saved.
-                let _ = passes.try_send(Ok(event));
+        let events =
+            tokio_stream::wrappers::UnboundedReceiverStream::new(api.ask_streamed(request));
+        let stream = tokio_stream::StreamExt::map(events, |e| {
+            let event = match e {
+                AskEvent::Pass(p) => pb::ask_event::Event::Pass(convert::pass(&p)),
+                AskEvent::Answer(o) => pb::ask_event::Event::Answer(convert::ask_response(&o)),
+                AskEvent::Failed(e) => return Err(status(e)),
             };
-            let last = api
-                .run_ask(&request, &observer)
-                .await
-                .map(|o| pb::AskEvent {
-                    event: Some(pb::ask_event::Event::Answer(convert::ask_response(&o))),
-                });
-            let _ = tx.send(last.map_err(status)).await;
+            Ok(pb::AskEvent { event: Some(event) })
         });
-        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
-            rx,
-        )))
+        Ok(Response::new(Box::pin(stream)))
     }
 
     async fn list_sessions(

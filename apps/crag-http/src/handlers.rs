@@ -9,7 +9,7 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
-use crag_app::{Api, AskParams, Caller, DocumentParams, EvaluateParams, QueryParams};
+use crag_app::{Api, AskEvent, AskParams, Caller, DocumentParams, EvaluateParams, QueryParams};
 
 use crate::collection::InCollection;
 use crate::openapi::{
@@ -205,33 +205,22 @@ pub(crate) async fn ask(
     }
     // Server-sent events: a `pass` event per pass, then `answer` (or `error`).
     let request = api.ask_request(&params)?;
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
-    tokio::spawn(async move {
-        let passes = tx.clone();
-        let observer = move |p: &crag_engine::PassReport| {
-            if let Ok(event) = Event::default().event("pass").json_data(dto::pass(p)) {
-                let _ = passes.send(event);
-            }
-        };
-        let last = match api.run_ask(&request, &observer).await {
-            Ok(outcome) => Event::default()
+    let events = tokio_stream::wrappers::UnboundedReceiverStream::new(api.ask_streamed(request));
+    let stream = tokio_stream::StreamExt::filter_map(events, |e| {
+        let event = match e {
+            AskEvent::Pass(p) => Event::default().event("pass").json_data(dto::pass(&p)),
+            AskEvent::Answer(outcome) => Event::default()
                 .event("answer")
                 .json_data(dto::ask_response(&outcome)),
-            Err(e) => {
+            AskEvent::Failed(e) => {
                 let (status, code, message) = ApiError::from(e).parts_owned();
                 Event::default().event("error").json_data(
                     serde_json::json!({"status": status, "code": code, "message": message}),
                 )
             }
         };
-        if let Ok(event) = last {
-            let _ = tx.send(event);
-        }
+        event.ok().map(Ok::<_, std::convert::Infallible>)
     });
-    let stream = tokio_stream::StreamExt::map(
-        tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
-        Ok::<_, std::convert::Infallible>,
-    );
     Ok(Sse::new(stream).into_response())
 }
 

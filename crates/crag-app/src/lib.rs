@@ -27,8 +27,8 @@ pub mod tls;
 pub type Config = crag_config::Config<Adapters>;
 
 pub use api::{
-    Api, AskParams, DocumentError, EvaluateDocumentParams, EvaluateParams, IngestOutcome, Shed,
-    SymbolHit, SymbolReport,
+    Api, AskEvent, AskParams, DocumentError, EvaluateDocumentParams, EvaluateParams, IngestOutcome,
+    Shed, SymbolHit, SymbolReport,
 };
 pub use auth::{Caller, TokenSet};
 pub use collections::{CollectionInfo, Collections, Descriptor};

@@ -177,14 +177,13 @@ impl Limits {
             .languages
             .iter()
             .map(|l| {
-                let known = ["rust", "python", "typescript", "tsx", "javascript", "go"];
-                if known.contains(&l.as_str()) {
+                if crag_syntax::Language::from_name(l).is_some() {
                     Ok(l.clone())
                 } else {
                     Err(Invalid(format!(
                         "filters.languages: unknown language `{}` (expected one of {})",
                         l.escape_debug(),
-                        known.join(", ")
+                        code_languages().join(", ")
                     )))
                 }
             })
@@ -326,6 +325,14 @@ fn check_session_id(raw: &str) -> Result<(), Invalid> {
             "sessionId must be 1 to {MAX_SESSION_ID_BYTES} characters of A-Z a-z 0-9 - _ . :"
         ))
     }
+}
+
+/// The names of the languages code filters accept (`filters.languages`, `crag query
+/// --language`): those crag chunks by syntax.
+pub fn code_languages() -> Vec<&'static str> {
+    crag_syntax::Language::all()
+        .map(crag_syntax::Language::as_str)
+        .collect()
 }
 
 #[cfg(test)]

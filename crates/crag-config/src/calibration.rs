@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use crag_evaluation::Calibration;
+use crag_judge::Calibration;
 
 /// Reads a calibration file written by `crag calibrate`; errors name the file.
 pub fn read_calibration(path: &Path) -> Result<Calibration> {

@@ -223,8 +223,8 @@ fn printing_round_trips_and_redacts_tokens() {
 }
 
 /// A calibration with the right feature names and zero weights: every list scores the bias.
-fn neutral_calibration() -> crag_evaluation::Calibration {
-    use crag_evaluation::{
+fn neutral_calibration() -> crag_judge::Calibration {
+    use crag_judge::{
         Calibration, FeatureWeight, LogisticModel, Thresholds, CALIBRATION_VERSION,
         DOCUMENT_FEATURES, QUERY_FEATURES,
     };

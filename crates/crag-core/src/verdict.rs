@@ -94,8 +94,25 @@ impl Evaluation {
 }
 
 /// A corrective action the engine took.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// The one list of correction kinds: the wire names (`as_str`), the order a query's main
+/// correction is chosen in ([`CorrectionKind::priority`]) and the lists in the docs and the proto
+/// comments (checked against [`CorrectionKind::iter`] by crag-engine's `tests/lists.rs`) all
+/// come from here.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum CorrectionKind {
     /// Results kept as they were.
     Keep,
@@ -111,17 +128,53 @@ pub enum CorrectionKind {
     Refine,
 }
 
+/// The strategy reported for a query none of whose corrections changed its results.
+pub const NO_CORRECTION: &str = "none";
+
 impl CorrectionKind {
     /// Returns the snake_case name.
     pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Every kind, in declaration order.
+    pub fn iter() -> impl Iterator<Item = Self> {
+        <Self as strum::IntoEnumIterator>::iter()
+    }
+
+    /// How a kind ranks when one correction names a query's strategy (metrics labels, summaries):
+    /// the kind that changed the results most wins, web results over a second retrieval over a
+    /// refined text over a filter. `None` for `Keep`, which changes nothing.
+    pub fn priority(self) -> Option<u8> {
         match self {
-            Self::Keep => "keep",
-            Self::Discard => "discard",
-            Self::Expand => "expand",
-            Self::Rewrite => "rewrite",
-            Self::WebSearch => "web_search",
-            Self::Refine => "refine",
+            Self::Keep => None,
+            Self::Discard => Some(1),
+            Self::Refine => Some(2),
+            Self::Rewrite => Some(3),
+            Self::Expand => Some(4),
+            Self::WebSearch => Some(5),
         }
+    }
+
+    /// The names a query's strategy can take, from the strongest to [`NO_CORRECTION`].
+    pub fn strategies() -> Vec<&'static str> {
+        let mut kinds: Vec<Self> = Self::iter().filter(|k| k.priority().is_some()).collect();
+        kinds.sort_by_key(|k| std::cmp::Reverse(k.priority()));
+        kinds
+            .into_iter()
+            .map(Self::as_str)
+            .chain([NO_CORRECTION])
+            .collect()
+    }
+
+    /// The strategy of a query that made `corrections`: the name of the one with the highest
+    /// [`priority`](Self::priority), or [`NO_CORRECTION`].
+    pub fn strategy(corrections: &[Correction]) -> &'static str {
+        corrections
+            .iter()
+            .filter_map(|c| c.kind.priority().map(|p| (p, c.kind)))
+            .max_by_key(|(p, _)| *p)
+            .map_or(NO_CORRECTION, |(_, k)| k.as_str())
     }
 }
 

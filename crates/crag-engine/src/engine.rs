@@ -11,7 +11,7 @@ use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
 use crate::ingest::{IngestProgress, IngestReport, Ingestor};
 use crate::query_vectors::QueryVectors;
-use crate::sources::{Scope, Skipped};
+use crate::readers::{Scope, Skipped};
 
 pub use crate::config::EngineConfig;
 use crate::config::RetrievalScope;

@@ -9,7 +9,7 @@ use crag_ports::{EmbeddedChunk, Embedder, KeywordIndex, SymbolIndex, TermGraph, 
 use crate::chunker::{chunk_document, ChunkingConfig};
 use crate::code::{syntax_chunks, CodeConfig};
 use crate::error::Result;
-use crate::sources::{Scope, Skipped};
+use crate::readers::{Scope, Skipped};
 
 mod metadata;
 mod terms;

@@ -12,17 +12,17 @@ mod crag;
 mod engine;
 mod error;
 mod fusion;
-mod graph;
 mod ingest;
+mod knowledge_graph;
 mod query_vectors;
+pub mod readers;
 mod reconcile;
 mod retrieval;
-pub mod sources;
 
 pub use cgrag::{
     AskOutcome, AskRequest, CgragComponents, CgragConfig, CodeGapDetector, DetectorKind,
     GapResolution, HistoryConfig, LlmGapDetector, PassReport, SourceConfig, SourcesConfig,
-    StopReason,
+    StopReason, SESSIONS_OFF,
 };
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use code::CodeConfig;
@@ -42,8 +42,8 @@ pub use fusion::{
     document_of, fuse, fuse_ids, per_document, per_document_ids, reciprocal_rank_fusion, FusedId,
     Fusion, DEFAULT_KEYWORD_WEIGHT, RRF_K,
 };
-pub use graph::GraphExpansion;
 pub use ingest::{IngestProgress, IngestReport, NoProgress};
+pub use knowledge_graph::GraphExpansion;
 pub use query_vectors::DEFAULT_QUERY_CACHE_ENTRIES;
+pub use readers::Scope;
 pub use reconcile::ReconcileReport;
-pub use sources::Scope;

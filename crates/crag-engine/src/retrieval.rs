@@ -21,6 +21,26 @@ pub struct RetrievalTimings {
     pub total: Duration,
 }
 
+impl RetrievalTimings {
+    /// The parts of a retrieval with their names, as every transport reports them (the
+    /// whole retrieval's time is the query's `retrieve`, so `total` is not listed).
+    pub fn named(&self) -> [(&'static str, Duration); 4] {
+        let Self {
+            keyword,
+            embed,
+            vector,
+            fusion,
+            total: _,
+        } = *self;
+        [
+            ("keyword", keyword),
+            ("embed", embed),
+            ("vector", vector),
+            ("fusion", fusion),
+        ]
+    }
+}
+
 /// Result of a hybrid retrieval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Retrieval {

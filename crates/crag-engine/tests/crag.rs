@@ -676,10 +676,10 @@ async fn the_evaluation_cache_judges_the_same_documents_once() {
     assert_eq!(count(), 2, "changed text: judged again");
     let metrics = e.metrics().render().unwrap();
     assert!(
-        metrics.contains("crag_evaluation_cache_total{result=\"hit\"} 1"),
+        metrics.contains("crag_judge_cache_total{result=\"hit\"} 1"),
         "{metrics}"
     );
-    assert!(metrics.contains("crag_evaluation_cache_total{result=\"miss\"} 2"));
+    assert!(metrics.contains("crag_judge_cache_total{result=\"miss\"} 2"));
 
     let uncached = with(
         counting(),
@@ -855,7 +855,7 @@ async fn custom_synonyms_drive_expansion() {
 #[tokio::test]
 async fn llm_evaluator_judges_with_the_model_and_never_guesses() {
     use crag_engine::LlmRelevance;
-    use crag_evaluation::LlmJudgeConfig;
+    use crag_judge::LlmJudgeConfig;
 
     let llm = Arc::new(ScriptedLanguageModel::new([
         Ok("```json\n{\"scores\": [{\"document\": 1, \"score\": 9}, {\"document\": 2, \"score\": 8}], \"reasoning\": \"on topic\"}\n```".to_owned()),

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crag_core::{Query, TopK};
-use crag_engine::sources::{read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
+use crag_engine::readers::{read_beir_corpus, read_path, DEFAULT_MAX_FILE_BYTES};
 use crag_engine::{ChunkingConfig, Engine, EngineConfig, Fusion, NoProgress, RRF_K};
 use crag_ports::fakes::{HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex};
 use crag_ports::{KeywordIndex, VectorIndex};

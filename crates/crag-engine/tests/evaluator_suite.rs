@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crag_engine::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
-use crag_evaluation::{Calibration, LlmJudgeConfig};
+use crag_judge::{Calibration, LlmJudgeConfig};
 use crag_ports::fakes::ScriptedLanguageModel;
 use crag_ports::testsuite::relevance_evaluator_suite;
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crag_core::{ChunkFilter, ChunkKind, Document, DocumentId, MetadataFilter, Query, TopK};
-use crag_engine::sources::Scope;
+use crag_engine::readers::Scope;
 use crag_engine::{Engine, EngineConfig, NoProgress, QueryRequest};
 use crag_ports::fakes::{HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex};
 use crag_ports::ErrorKind;

@@ -1,11 +1,11 @@
 //! Property tests of two readers of outside input: BEIR `corpus.jsonl` files
-//! (`sources::read_beir_corpus`) and the token-window chunker (`chunk_document`). 10,000
+//! (`readers::read_beir_corpus`) and the token-window chunker (`chunk_document`). 10,000
 //! cases each: no panic, and what is accepted holds the invariants.
 
 use std::ops::Range;
 
 use crag_core::{ChunkKind, Document, DocumentId};
-use crag_engine::sources::read_beir_corpus;
+use crag_engine::readers::read_beir_corpus;
 use crag_engine::{chunk_document, ChunkingConfig};
 use proptest::prelude::*;
 use serde_json::{json, Value};

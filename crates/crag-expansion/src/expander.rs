@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use crate::synonyms::{normalize_phrase, SynonymTable};
-use crate::text::{normalize, tokens};
+use crate::tokens::{normalize, tokens};
 
 /// Synonyms added per matched term by default (seed 000: `max_synonyms_per_term = 2`).
 pub const DEFAULT_MAX_SYNONYMS_PER_TERM: usize = 2;
@@ -194,7 +194,7 @@ mod tests {
             }
             let score = crate::lexical_score(&query, &strip);
             prop_assert!((0.0..=1.0).contains(&score));
-            prop_assert_eq!(crate::lexical_score(&query, &query) > 0.0, !crate::text::tokens(&query).is_empty());
+            prop_assert_eq!(crate::lexical_score(&query, &query) > 0.0, !crate::tokens::tokens(&query).is_empty());
             let _ = crate::content_terms(&strip);
         }
     }

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::strips::{split_strips, Strip};
-use crate::text::{content_terms, normalize, stem, tokens};
+use crate::tokens::{content_terms, normalize, stem, tokens};
 
 /// Tunables of [`refine`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

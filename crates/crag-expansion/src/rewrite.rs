@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use crate::text::{is_stop_word, normalize, strip_possessive, tokens};
+use crate::tokens::{is_stop_word, normalize, strip_possessive, tokens};
 
 /// Rewrites a question into its keywords, the fallback query rewrite when no LLM is
 /// configured: drops question words, stop words, request words ("please", "explain") and

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{ExpansionError, Result};
-use crate::text::{normalize, tokens};
+use crate::tokens::{normalize, tokens};
 
 /// The synonym table of seed 000 ("local synonym mappings, no external API calls"), complete
 /// and in the seed's order; the expander takes the first synonyms of each list.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::text::{clean_item, collapse_whitespace, strip_wrapping};
+use crate::clean::{clean_item, collapse_whitespace, strip_wrapping};
 
 /// What kind of code item a gap names, when it says so ("function X", "the `Y` class").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! The normalised key of a gap, for de-duplication and the session's not-found set.
 
-use crate::text::is_quote;
+use crate::clean::is_quote;
 
 /// Returns the normalised key of `gap`: backticks removed, whitespace runs collapsed to one
 /// space, lowercased, then quotes and whitespace trimmed from both ends and `.,;:!?` from the

@@ -27,11 +27,11 @@
 
 mod chunks;
 mod classify;
+mod clean;
 mod code;
 mod key;
 mod parse;
 mod prompt;
-mod text;
 
 pub use chunks::resolve_chunk_ids;
 pub use classify::{classify_gap, GapQuery, SymbolKind};

@@ -4,9 +4,9 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::clean::{byte_prefix, char_prefix, clean_item};
 use crate::key::gap_key;
 use crate::prompt::{JSON_PLACEHOLDERS, SECTIONS_ANSWER_PLACEHOLDER, SECTIONS_EXAMPLE_GAPS};
-use crate::text::{byte_prefix, char_prefix, clean_item};
 
 mod json;
 mod none;
@@ -285,7 +285,7 @@ fn chunk_ids(raw: &[String], warnings: &mut Vec<String>) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     let (mut too_long, mut over_cap) = (0usize, 0usize);
     for id in raw {
-        let id = crate::text::strip_wrapping(id);
+        let id = crate::clean::strip_wrapping(id);
         if id.is_empty() || JSON_PLACEHOLDERS.contains(&id) || ids.iter().any(|kept| kept == id) {
             continue;
         }

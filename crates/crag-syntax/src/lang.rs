@@ -3,8 +3,9 @@
 use crag_core::SymbolKind;
 use tree_sitter::Node;
 
-/// A language with a grammar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A language with a grammar: the one list of the languages crag chunks by syntax, which the
+/// filters' checks (`crag query --language`, `filters.languages`) name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter)]
 pub enum Language {
     /// Rust.
     Rust,
@@ -34,6 +35,16 @@ impl Language {
             "go" => Self::Go,
             _ => return None,
         })
+    }
+
+    /// Every language, in declaration order.
+    pub fn all() -> impl Iterator<Item = Self> {
+        <Self as strum::IntoEnumIterator>::iter()
+    }
+
+    /// The language of a name, as [`as_str`](Self::as_str) writes it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::all().find(|l| l.as_str() == name)
     }
 
     /// The language's name: `rust`, `python`, `typescript`, `tsx`, `javascript`, `go`.

@@ -8,8 +8,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use scraper::{CaseSensitivity, Html, Selector};
 use url::Url;
 
+use crate::fields::{check_web_url, collapse_whitespace, Collector};
 use crate::http::{check_request, log_outcome, Http, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT};
-use crate::text::{check_web_url, collapse_whitespace, Collector};
 
 const NAME: &str = "duckduckgo";
 

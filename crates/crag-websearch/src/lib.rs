@@ -43,9 +43,9 @@
 //! with `tracing`: `debug` with provider, latency and result count, `warn` on failure.
 
 mod duckduckgo;
+mod fields;
 mod http;
 mod searxng;
-mod text;
 
 #[cfg(test)]
 mod prop_tests;

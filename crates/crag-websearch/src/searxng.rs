@@ -8,8 +8,8 @@ use reqwest::header::ACCEPT;
 use serde::Deserialize;
 use url::Url;
 
+use crate::fields::{strip_html, web_url, Collector};
 use crate::http::{check_request, log_outcome, Http, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT};
-use crate::text::{strip_html, web_url, Collector};
 
 const NAME: &str = "searxng";
 
@@ -111,7 +111,7 @@ impl WebSearch for SearxngSearch {
 /// `{base}/search`, keeping any path prefix of `base` and dropping its query and fragment.
 fn search_endpoint(base: &Url) -> PortResult<Url> {
     let invalid = || PortError::invalid_input("searxng base url must be an http or https url");
-    let mut url = crate::text::check_web_url(base.clone()).ok_or_else(invalid)?;
+    let mut url = crate::fields::check_web_url(base.clone()).ok_or_else(invalid)?;
     url.set_query(None);
     url.set_fragment(None);
     if !url.path().ends_with('/') {

@@ -6,6 +6,7 @@ mod ask;
 mod collections;
 mod evaluate;
 mod query;
+mod timings;
 
 pub use ask::{
     ask_response, pass, AskBody, AskResponse, PassOutput, SessionDeleted, SessionOutput,

@@ -2,11 +2,11 @@
 //! Corrective RAG decision and the corrections made.
 
 use crag_core::{CodeMeta, LegHit, TopK};
-use crag_engine::{Artifact, ArtifactOrigin, QueryOutcome, QueryTimings};
+use crag_engine::{Artifact, ArtifactOrigin, QueryOutcome};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::ms;
+use super::timings::TimingsOutput;
 
 /// `POST /v1/query` answer, and `crag query --json`.
 #[derive(Serialize, ToSchema)]
@@ -180,46 +180,6 @@ struct SpanOutput {
     byte_end: u64,
     line_start: u32,
     line_end: u32,
-}
-
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct TimingsOutput {
-    route_ms: f64,
-    retrieve_ms: f64,
-    keyword_ms: f64,
-    embed_ms: f64,
-    vector_ms: f64,
-    fusion_ms: f64,
-    rerank_ms: f64,
-    evaluate_ms: f64,
-    expand_ms: f64,
-    rewrite_ms: f64,
-    web_search_ms: f64,
-    refine_ms: f64,
-    pack_ms: f64,
-    total_ms: f64,
-}
-
-impl From<&QueryTimings> for TimingsOutput {
-    fn from(t: &QueryTimings) -> Self {
-        Self {
-            route_ms: ms(t.route),
-            retrieve_ms: ms(t.retrieve),
-            keyword_ms: ms(t.retrieval.keyword),
-            embed_ms: ms(t.retrieval.embed),
-            vector_ms: ms(t.retrieval.vector),
-            fusion_ms: ms(t.retrieval.fusion),
-            rerank_ms: ms(t.rerank),
-            evaluate_ms: ms(t.evaluate),
-            expand_ms: ms(t.expand),
-            rewrite_ms: ms(t.rewrite),
-            web_search_ms: ms(t.web_search),
-            refine_ms: ms(t.refine),
-            pack_ms: ms(t.pack),
-            total_ms: ms(t.total),
-        }
-    }
 }
 
 #[derive(Serialize, ToSchema)]

@@ -20,6 +20,18 @@ pub struct AskParams {
     pub new_session: bool,
 }
 
+/// What a streamed ask sends ([`Api::ask_streamed`]): each pass as it ends, then the answer or
+/// the error that ended it.
+#[derive(Debug)]
+pub enum AskEvent {
+    /// A pass ended.
+    Pass(PassReport),
+    /// The ask ended with this outcome (its session saved).
+    Answer(Box<AskOutcome>),
+    /// The ask failed.
+    Failed(AppError),
+}
+
 /// Parses a session id as the APIs spell it.
 pub fn session_id(raw: &str) -> Result<SessionId, Invalid> {
     raw.trim()
@@ -32,6 +44,29 @@ impl Api {
     pub async fn ask(&self, params: &AskParams) -> Result<AskOutcome, AppError> {
         let request = self.ask_request(params)?;
         self.run_ask(&request, &|_| {}).await
+    }
+
+    /// Runs a validated question in the background and streams it: a [`AskEvent::Pass`] per
+    /// pass, then one [`AskEvent::Answer`] or [`AskEvent::Failed`]. The transports that stream
+    /// (HTTP server-sent events, gRPC `AskStream`) only map these events to their wire; a
+    /// receiver gone away stops receiving, and the ask still completes and saves its session.
+    pub fn ask_streamed(
+        self,
+        request: AskRequest,
+    ) -> tokio::sync::mpsc::UnboundedReceiver<AskEvent> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let passes = tx.clone();
+            let observer = move |p: &PassReport| {
+                let _ = passes.send(AskEvent::Pass(p.clone()));
+            };
+            let last = match self.run_ask(&request, &observer).await {
+                Ok(outcome) => AskEvent::Answer(Box::new(outcome)),
+                Err(e) => AskEvent::Failed(e),
+            };
+            let _ = tx.send(last);
+        });
+        rx
     }
 
     /// Runs a validated question, calling `observer` after each pass.
@@ -57,7 +92,7 @@ impl Api {
         if session.is_some() && self.engine().cgrag().sessions.is_none() {
             return Err(AppError::new(
                 Code::InvalidArgument,
-                "sessions are not configured on this server ([sessions] backend = \"off\")",
+                crag_engine::SESSIONS_OFF,
             ));
         }
         let checked = self.limits().query_request(&query)?;
@@ -72,12 +107,11 @@ impl Api {
     }
 
     fn store(&self) -> Result<&std::sync::Arc<dyn crag_ports::SessionStore>, AppError> {
-        self.engine().cgrag().sessions.as_ref().ok_or_else(|| {
-            AppError::new(
-                Code::NotFound,
-                "sessions are not configured on this server ([sessions] backend = \"off\")",
-            )
-        })
+        self.engine()
+            .cgrag()
+            .sessions
+            .as_ref()
+            .ok_or_else(|| AppError::new(Code::NotFound, crag_engine::SESSIONS_OFF))
     }
 
     /// Sessions, most recently used first.

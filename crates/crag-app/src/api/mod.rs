@@ -20,7 +20,7 @@ mod collections;
 mod evaluate;
 mod lookup;
 
-pub use ask::{session_id, AskParams, MAX_SESSIONS_LISTED};
+pub use ask::{session_id, AskEvent, AskParams, MAX_SESSIONS_LISTED};
 pub use evaluate::{EvaluateDocumentParams, EvaluateParams};
 pub use lookup::{SymbolHit, SymbolReport, MAX_SYMBOL_DEFINITIONS, MAX_SYMBOL_NEIGHBOURS};
 

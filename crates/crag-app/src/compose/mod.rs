@@ -15,11 +15,11 @@ use crag_engine::{
     LlmGapDetector,
 };
 use crag_expansion::SynonymTable;
+use crag_graphs::{SqliteSymbolIndex, SqliteTermGraph};
 use crag_lancedb::{AnnPolicy, CacheBudget, LanceKeywordIndex, LanceVectorIndex, StoreOptions};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
 use crag_ports::{Embedder, GapDetector, KeywordIndex, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
-use crag_symbols::{SqliteSymbolIndex, SqliteTermGraph};
 use crag_tantivy::{Bm25, TantivyKeywordIndex};
 
 pub use adapters::{

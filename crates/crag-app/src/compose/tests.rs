@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use crag_config::{read_calibration, write_calibration, DEFAULT_ANN_MIN_ROWS};
-use crag_evaluation::Calibration;
+use crag_judge::Calibration;
 use crag_lancedb::AnnPolicy;
 
 use super::*;

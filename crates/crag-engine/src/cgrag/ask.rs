@@ -20,6 +20,10 @@ use crate::crag::{Artifact, ArtifactOrigin, QueryOutcome, QueryRequest};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 
+/// Why a request naming a session is refused by an engine with no session store.
+pub const SESSIONS_OFF: &str =
+    "sessions are not configured on this server ([sessions] backend = \"off\")";
+
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -100,9 +104,7 @@ impl Engine {
     async fn load_session(&self, request: &AskRequest) -> Result<Option<Session>> {
         match (request.session, &self.cgrag.sessions) {
             (None, _) => Ok(None),
-            (Some(_), None) => Err(EngineError::InvalidInput(
-                "sessions are not configured on this server ([sessions] backend)".into(),
-            )),
+            (Some(_), None) => Err(EngineError::InvalidInput(SESSIONS_OFF.into())),
             (Some(id), Some(store)) => Ok(store.load(id).await?),
         }
     }

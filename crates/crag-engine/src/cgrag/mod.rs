@@ -26,6 +26,7 @@ use crag_core::{ChunkFilter, Query, SessionId, TopK};
 use crag_ports::{GapDetector, SessionStore};
 use serde::Serialize;
 
+pub use ask::SESSIONS_OFF;
 pub use code_gaps::CodeGapDetector;
 pub use config::{CgragConfig, DetectorKind};
 pub use llm::LlmGapDetector;

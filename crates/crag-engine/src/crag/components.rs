@@ -53,7 +53,7 @@ impl CragComponents {
 /// Corrective RAG's state in an engine: its parts and what is built from them once.
 #[derive(Debug)]
 pub(crate) struct CragRuntime {
-    pub(crate) parts: CragComponents,
+    pub(crate) components: CragComponents,
     pub(crate) expander: QueryExpander,
     router: QueryRouter,
     pub(crate) rerank_cache: RerankCache,
@@ -61,20 +61,20 @@ pub(crate) struct CragRuntime {
 }
 
 impl CragRuntime {
-    pub(crate) fn new(parts: CragComponents) -> Result<Self> {
-        parts.config.validate()?;
+    pub(crate) fn new(components: CragComponents) -> Result<Self> {
+        components.config.validate()?;
         Ok(Self {
             expander: QueryExpander::new(
-                parts.synonyms.clone(),
-                parts.config.max_synonyms_per_term,
+                components.synonyms.clone(),
+                components.config.max_synonyms_per_term,
             ),
-            router: QueryRouter::new(parts.config.router.clone()),
-            rerank_cache: RerankCache::for_config(&parts.config.rerank),
+            router: QueryRouter::new(components.config.router.clone()),
+            rerank_cache: RerankCache::for_config(&components.config.rerank),
             evaluation_cache: EvaluationCache::new(
-                parts.config.evaluation_cache_capacity,
-                Duration::from_millis(parts.config.evaluation_cache_ttl_ms),
+                components.config.evaluation_cache_capacity,
+                Duration::from_millis(components.config.evaluation_cache_ttl_ms),
             ),
-            parts,
+            components,
         })
     }
 
@@ -88,7 +88,7 @@ impl CragRuntime {
         documents: &[EvalDocument],
         fail_mode: FailMode,
     ) -> Result<Guarded<Evaluation>> {
-        let evaluator = &self.parts.evaluator;
+        let evaluator = &self.components.evaluator;
         let name = evaluator.name();
         let cache = (self.evaluation_cache.as_ref())
             .map(|cache| (cache, EvaluationCache::key(name, query, documents)));
@@ -124,15 +124,15 @@ impl CragRuntime {
     }
 
     pub(crate) fn metrics(&self) -> &CragMetrics {
-        &self.parts.metrics
+        &self.components.metrics
     }
 
     pub(crate) fn config(&self) -> &CragConfig {
-        &self.parts.config
+        &self.components.config
     }
 
     pub(crate) fn has_reranker(&self) -> bool {
-        self.parts.reranker.is_some() && self.parts.config.rerank.enabled
+        self.components.reranker.is_some() && self.components.config.rerank.enabled
     }
 
     /// Routes `query`: the router's decision, or a single retrieval when routing is off.

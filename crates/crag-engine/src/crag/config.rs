@@ -104,7 +104,7 @@ pub struct CragConfig {
     /// Evaluations kept for a query judged again over the same documents (keyed by the
     /// evaluator, the query and everything each document shows it: id, source, text,
     /// similarity, retrieval signals; a re-ingested document never meets a stale entry); `0`
-    /// turns the cache off. Hits and misses: `crag_evaluation_cache_total`.
+    /// turns the cache off. Hits and misses: `crag_judge_cache_total`.
     pub evaluation_cache_capacity: usize,
     /// How long a cached evaluation stays valid, in milliseconds (seed 000: an hour).
     pub evaluation_cache_ttl_ms: u64,

@@ -69,9 +69,9 @@ impl Engine {
             .zip(&similarities)
             .map(|(d, s)| EvalDocument::new(&d.id, &d.source, &d.text, *s))
             .collect();
-        let rt = self.crag_runtime();
-        let name = rt.parts.evaluator.name();
-        let outcome = rt.judge(query, &judged, FailMode::Closed).await;
+        let runtime = self.crag_runtime();
+        let name = runtime.components.evaluator.name();
+        let outcome = runtime.judge(query, &judged, FailMode::Closed).await;
         let evaluation = match outcome? {
             Guarded::Done(evaluation) => evaluation,
             // Fail-closed: a failure came back as the error above.

@@ -1,11 +1,11 @@
 //! The in-process evaluators as adapters of the `RelevanceEvaluator` port: the pure heuristic
-//! and calibrated evaluators of `crag-evaluation`, and the LLM judge over any `LanguageModel`.
+//! and calibrated evaluators of `crag-judge`, and the LLM judge over any `LanguageModel`.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use crag_core::{EvalDocument, Evaluation, Query};
-use crag_evaluation::{
+use crag_judge::{
     CalibratedEvaluator, Calibration, EvaluationError, HeuristicConfig, HeuristicEvaluator,
     LlmJudge, LlmJudgeConfig,
 };

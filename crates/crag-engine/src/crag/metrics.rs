@@ -82,7 +82,7 @@ impl CragMetrics {
         .map_err(metric_error)?;
         let evaluation_cache = IntCounterVec::new(
             Opts::new(
-                "crag_evaluation_cache_total",
+                "crag_judge_cache_total",
                 "Evaluation cache lookups, by result (hit or miss)",
             ),
             &["result"],
@@ -164,7 +164,7 @@ impl CragMetrics {
     }
 
     /// Evaluations served from the evaluation cache and evaluations run, since the start
-    /// (`crag_evaluation_cache_total`'s `hit` and `miss`).
+    /// (`crag_judge_cache_total`'s `hit` and `miss`).
     pub fn evaluation_cache_counts(&self) -> (u64, u64) {
         let count = |result: &str| self.evaluation_cache.with_label_values(&[result]).get();
         (count("hit"), count("miss"))

@@ -15,6 +15,7 @@ mod evaluate;
 mod evaluators;
 pub(crate) mod guard;
 mod metrics;
+mod outcome;
 mod plan;
 mod query;
 mod rerank;
@@ -22,10 +23,9 @@ mod run;
 mod selfcal;
 #[cfg(test)]
 mod testkit;
+mod timings;
 
-pub use artifact::{
-    Artifact, ArtifactOrigin, EvaluationInput, QueryOutcome, QueryRequest, QueryTimings, Stage,
-};
+pub use artifact::{Artifact, ArtifactOrigin};
 pub use components::CragComponents;
 pub(crate) use components::CragRuntime;
 pub(crate) use config::millis;
@@ -34,5 +34,7 @@ pub use evaluate::{EvaluationReport, JudgedDocument, MAX_EVALUATED_DOCUMENTS};
 pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
 pub use guard::FailMode;
 pub use metrics::CragMetrics;
+pub use outcome::{EvaluationInput, QueryOutcome, QueryRequest};
 pub use rerank::{RerankConfig, RerankOutcome};
 pub use selfcal::pseudo_query;
+pub use timings::{QueryTimings, Stage};

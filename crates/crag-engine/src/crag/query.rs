@@ -6,11 +6,13 @@ use crag_core::{Chunk, Correction, CorrectionKind};
 use crag_expansion::{estimate_tokens, pack_to_budget};
 use crag_routing::Route;
 
-use super::actions::{PlanState, Working};
-use super::artifact::{Artifact, EvaluationInput, QueryOutcome, QueryRequest, Stage};
+use super::actions::{JudgedList, PlanState};
+use super::artifact::Artifact;
 use super::components::CragRuntime;
+use super::outcome::{EvaluationInput, QueryOutcome, QueryRequest};
 use super::plan::plan;
-use super::run::{eval_documents, Run};
+use super::run::{eval_documents, QueryState};
+use super::timings::Stage;
 use crate::config::RetrievalScope;
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
@@ -21,10 +23,10 @@ impl Engine {
     /// `docs/crag.md`), then packs them into the token budget.
     pub async fn query(&self, request: &QueryRequest) -> Result<QueryOutcome> {
         let started = Instant::now();
-        let rt = self.crag_runtime();
+        let runtime = self.crag_runtime();
         // `[crag] enabled = false`: every query is a plain retrieval, whatever it asks.
         let plain;
-        let request = if request.use_crag && !rt.config().enabled {
+        let request = if request.use_crag && !runtime.config().enabled {
             plain = QueryRequest {
                 use_crag: false,
                 ..request.clone()
@@ -33,8 +35,10 @@ impl Engine {
         } else {
             request
         };
-        let mut run = Run::new(self, request);
-        let budget = request.token_budget.unwrap_or(rt.config().token_budget);
+        let mut run = QueryState::new(self, request);
+        let budget = request
+            .token_budget
+            .unwrap_or(runtime.config().token_budget);
         if budget == 0 {
             return Err(EngineError::InvalidInput(
                 "token_budget must be positive".into(),
@@ -42,7 +46,7 @@ impl Engine {
         }
 
         let t = Instant::now();
-        let mut route = rt.route(&request.query);
+        let mut route = runtime.route(&request.query);
         run.timings.add(Stage::Route, t.elapsed());
 
         let mut evaluation = None;
@@ -127,7 +131,7 @@ impl Engine {
             artifacts: packed.kept,
             evaluator: evaluation
                 .as_ref()
-                .map(|_| rt.parts.evaluator.name().to_owned()),
+                .map(|_| runtime.components.evaluator.name().to_owned()),
             evaluation,
             corrections: run.corrections,
             web_search_used: run.web_search_used,
@@ -138,7 +142,7 @@ impl Engine {
             timings: run.timings,
             warnings: run.warnings,
         };
-        record(rt, &outcome);
+        record(runtime, &outcome);
         Ok(outcome)
     }
 
@@ -147,7 +151,7 @@ impl Engine {
     /// results), without judging or correcting it: the input `crag calibrate` fits an
     /// evaluator on. A query routed to no retrieval gives no documents.
     pub async fn evaluation_input(&self, request: &QueryRequest) -> Result<EvaluationInput> {
-        let mut run = Run::new(self, request);
+        let mut run = QueryState::new(self, request);
         let route = self.crag_runtime().route(&request.query);
         let (artifacts, documents) = if route.route == Route::NoRetrieval {
             (Vec::new(), Vec::new())
@@ -183,17 +187,17 @@ impl Engine {
 
 /// Plans the corrections of a judged retrieval and carries them out in order.
 async fn correct(
-    run: &mut Run<'_>,
+    run: &mut QueryState<'_>,
     ev: &crag_core::Evaluation,
     artifacts: Vec<Artifact>,
     floor: Option<f32>,
 ) -> Result<Vec<Artifact>> {
-    let config = run.rt.config();
-    let web_search = run.rt.parts.web_search.is_some()
+    let config = run.runtime.config();
+    let web_search = run.runtime.components.web_search.is_some()
         && config.web_search_enabled
         && run.request.use_web_search;
     let steps = plan(ev.verdict, config, PlanState { web_search });
-    let mut work = Working::new(
+    let mut work = JudgedList::new(
         artifacts,
         ev.clone(),
         floor,
@@ -224,7 +228,7 @@ fn append_unseen(
     );
 }
 
-fn record(rt: &CragRuntime, outcome: &QueryOutcome) {
+fn record(runtime: &CragRuntime, outcome: &QueryOutcome) {
     let decision = outcome.decision();
     let strategy = outcome.correction_strategy();
     let kinds: Vec<&str> = outcome
@@ -234,7 +238,8 @@ fn record(rt: &CragRuntime, outcome: &QueryOutcome) {
         .map(|c| c.kind.as_str())
         .collect();
     let score = outcome.evaluation.as_ref().map(|e| e.score);
-    rt.metrics()
+    runtime
+        .metrics()
         .record(decision, strategy, &kinds, score, outcome.timings.total);
     tracing::info!(
         target: "crag::query",

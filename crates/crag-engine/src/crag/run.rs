@@ -11,18 +11,20 @@ use crag_expansion::{feedback_order, fuse_weighted, FeedbackRerankConfig};
 use crag_ports::{ErrorKind, PortError, Reranker};
 use crag_routing::{Route, RoutingDecision};
 
-use super::artifact::{Artifact, QueryRequest, QueryTimings, Stage};
+use super::artifact::Artifact;
 use super::components::CragRuntime;
 use super::config::FailMode;
 use super::guard::Guarded;
+use super::outcome::QueryRequest;
 use super::rerank::{rerank, RerankOutcome};
+use super::timings::{QueryTimings, Stage};
 use crate::engine::{Engine, Retrieval, RetrievalTimings};
 use crate::error::Result;
 
 /// Mutable state of one query.
-pub(crate) struct Run<'a> {
+pub(crate) struct QueryState<'a> {
     pub(crate) engine: &'a Engine,
-    pub(crate) rt: &'a CragRuntime,
+    pub(crate) runtime: &'a CragRuntime,
     pub(crate) request: &'a QueryRequest,
     pub(crate) timings: QueryTimings,
     pub(crate) warnings: Vec<String>,
@@ -47,11 +49,11 @@ pub(crate) struct FirstRetrieval {
     pub(crate) rerank: Option<RerankOutcome>,
 }
 
-impl<'a> Run<'a> {
+impl<'a> QueryState<'a> {
     pub(crate) fn new(engine: &'a Engine, request: &'a QueryRequest) -> Self {
         Self {
             engine,
-            rt: engine.crag_runtime(),
+            runtime: engine.crag_runtime(),
             request,
             timings: QueryTimings::default(),
             warnings: Vec::new(),
@@ -75,14 +77,14 @@ impl<'a> Run<'a> {
         &mut self,
         route: &RoutingDecision,
     ) -> Result<FirstRetrieval> {
-        let rt = self.rt;
+        let runtime = self.runtime;
         let request = self.request;
-        let reranker = rt
-            .parts
+        let reranker = runtime
+            .components
             .reranker
             .as_ref()
-            .filter(|_| request.use_rerank && rt.config().rerank.enabled);
-        let feedback = rt.config().feedback_rerank;
+            .filter(|_| request.use_rerank && runtime.config().rerank.enabled);
+        let feedback = runtime.config().feedback_rerank;
         // Part of Corrective RAG: plain retrieval (`use_crag` off) keeps the fused order.
         let feedback = (request.use_crag
             && reranker.is_none()
@@ -90,7 +92,7 @@ impl<'a> Run<'a> {
             && route.route != Route::MultiStep)
             .then_some(feedback);
         let depth = match (reranker, feedback) {
-            (Some(_), _) => TopK::new(rt.config().rerank.coarse_k.max(request.top_k.get()))?,
+            (Some(_), _) => TopK::new(runtime.config().rerank.coarse_k.max(request.top_k.get()))?,
             (None, Some(f)) => TopK::new(f.depth.max(request.top_k.get()))?,
             (None, None) => request.top_k,
         };
@@ -238,7 +240,7 @@ impl<'a> Run<'a> {
     /// A step that could not be carried out: a warning, and the query goes on without it; under
     /// `crag.strict` the query fails (unavailable) with the same message.
     pub(crate) fn fall_back(&mut self, warning: String) -> Result<()> {
-        if self.rt.config().strict {
+        if self.runtime.config().strict {
             return Err(
                 PortError::new(ErrorKind::Unavailable, format!("{warning} (crag.strict)")).into(),
             );
@@ -295,13 +297,13 @@ impl<'a> Run<'a> {
         Vec<(FusedHit, Option<crag_ports::RerankScore>)>,
         RerankOutcome,
     )> {
-        let config = &self.rt.config().rerank;
+        let config = &self.runtime.config().rerank;
         let top_k = self.request.top_k.get();
         let t = Instant::now();
         let fallback = hits.iter().take(top_k).cloned().collect::<Vec<_>>();
         let result = rerank(
             reranker,
-            &self.rt.rerank_cache,
+            &self.runtime.rerank_cache,
             config,
             self.request.query.as_str(),
             hits,
@@ -312,11 +314,11 @@ impl<'a> Run<'a> {
         match result {
             Ok((scored, outcome)) => {
                 if outcome.skipped.is_none() {
-                    self.rt.metrics().rerank_cache(outcome.cache_hit);
+                    self.runtime.metrics().rerank_cache(outcome.cache_hit);
                 }
                 Ok((scored, outcome))
             }
-            Err(e) if self.rt.config().fail_mode(config.fail_mode) == FailMode::Open => {
+            Err(e) if self.runtime.config().fail_mode(config.fail_mode) == FailMode::Open => {
                 tracing::warn!(error = %e, "reranking failed");
                 self.warnings.push(format!("reranking failed: {e}"));
                 let outcome = RerankOutcome {
@@ -340,16 +342,16 @@ impl<'a> Run<'a> {
         floor: Option<f32>,
     ) -> Result<Option<Evaluation>> {
         let docs = eval_documents(artifacts, floor);
-        let evaluator = &self.rt.parts.evaluator;
+        let evaluator = &self.runtime.components.evaluator;
         let t = Instant::now();
         let result = self
-            .rt
+            .runtime
             .judge(
                 &self.request.query,
                 &docs,
-                self.rt
+                self.runtime
                     .config()
-                    .fail_mode(self.rt.config().evaluator_fail_mode),
+                    .fail_mode(self.runtime.config().evaluator_fail_mode),
             )
             .await;
         self.timings.add(Stage::Evaluate, t.elapsed());

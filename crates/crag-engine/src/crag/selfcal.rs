@@ -5,9 +5,9 @@
 //! unanswerable sample). `crag calibrate --self` fits on them.
 
 use crag_core::{ChunkFilter, Document, Query, TopK};
-use crag_evaluation::LabelledQuery;
+use crag_judge::LabelledQuery;
 
-use super::artifact::QueryRequest;
+use super::outcome::QueryRequest;
 use crate::engine::Engine;
 use crate::error::Result;
 

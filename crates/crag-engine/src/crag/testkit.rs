@@ -6,10 +6,11 @@ use std::sync::Arc;
 use crag_core::{ChunkKind, Document, DocumentId, Evaluation, Query, TopK, Verdict};
 use crag_ports::fakes::{HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex};
 
-use super::actions::Working;
-use super::artifact::{Artifact, QueryRequest};
+use super::actions::JudgedList;
+use super::artifact::Artifact;
 use super::components::CragComponents;
 use super::config::CragConfig;
+use super::outcome::QueryRequest;
 use crate::{ChunkingConfig, Engine, EngineConfig, NoProgress, Scope};
 
 /// An engine over the fakes holding `documents` (id, text), with the heuristic evaluator
@@ -56,7 +57,7 @@ pub(crate) async fn judged(
     request: &QueryRequest,
     verdict: Verdict,
     scores: &[f32],
-) -> Working {
+) -> JudgedList {
     let retrieval = engine
         .retrieve_with(&request.query, request.top_k, &request.filter)
         .await
@@ -74,7 +75,7 @@ pub(crate) async fn judged(
         issues: Vec::new(),
     };
     let threshold = engine.crag_runtime().config().ambiguous_filter_threshold;
-    Working::new(
+    JudgedList::new(
         artifacts,
         evaluation,
         retrieval.vector_floor,

@@ -1,12 +1,12 @@
 //! The key terms of prose chunks for the knowledge graph, written at ingest and filled in for
 //! documents ingested before the graph was switched on. The scoring is pure
-//! (`crag_expansion::graph::key_terms`); this module reads the keyword index and writes the
+//! (`crag_expansion::term_graph::key_terms`); this module reads the keyword index and writes the
 //! term graph.
 
 use std::collections::{HashMap, HashSet};
 
 use crag_core::{Chunk, ChunkKind, ChunkTerms, DocumentId};
-use crag_expansion::graph::key_terms;
+use crag_expansion::term_graph::key_terms;
 use crag_expansion::GraphConfig;
 use crag_ports::{KeywordIndex, TermGraph};
 

@@ -2,7 +2,7 @@
 
 use super::{is_answer_placeholder, is_none_marker};
 use crate::classify::{classify_gap, GapQuery};
-use crate::text::{clean_item, is_list_item, strip_list_marker};
+use crate::clean::{clean_item, is_list_item, strip_list_marker};
 
 /// Header words of the answer section, longest first.
 const ANSWER_WORDS: &[&str] = &["final answer", "answer"];

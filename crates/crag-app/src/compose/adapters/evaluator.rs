@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 use crag_config::read_calibration;
 use crag_engine::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
-use crag_evaluation::{HeuristicConfig, LlmJudgeConfig};
+use crag_judge::{HeuristicConfig, LlmJudgeConfig};
 use crag_llm::{HttpEvaluator, HttpEvaluatorConfig};
 use crag_ports::{LanguageModel, RelevanceEvaluator};
 use schemars::JsonSchema;

@@ -11,10 +11,11 @@ use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind, Query, Verdict};
 use crag_expansion::{rm3, rocchio};
 
-use super::{boxed, keep_better, Action, CorrectiveAction, Working};
-use crate::crag::artifact::{Artifact, ArtifactOrigin, Stage};
+use super::{boxed, keep_better, Action, CorrectiveAction, JudgedList};
+use crate::crag::artifact::{Artifact, ArtifactOrigin};
 use crate::crag::config::ExpansionStrategy;
-use crate::crag::run::Run;
+use crate::crag::run::QueryState;
+use crate::crag::timings::Stage;
 use crate::engine::Retrieval;
 use crate::error::Result;
 
@@ -40,9 +41,9 @@ struct Expanded {
 
 #[async_trait]
 impl CorrectiveAction for Expand {
-    async fn apply(&self, run: &mut Run<'_>, work: Working) -> Result<Working> {
+    async fn apply(&self, run: &mut QueryState<'_>, work: JudgedList) -> Result<JudgedList> {
         let t = Instant::now();
-        let expanded = match run.rt.config().expansion {
+        let expanded = match run.runtime.config().expansion {
             ExpansionStrategy::Synonyms => synonyms(run).await?,
             ExpansionStrategy::Prf => feedback(run, &work.artifacts).await?,
         };
@@ -56,7 +57,7 @@ impl CorrectiveAction for Expand {
             .into_iter()
             .map(Artifact::from_hit)
             .collect();
-        let weight = run.rt.config().further_retrieval_weight;
+        let weight = run.runtime.config().further_retrieval_weight;
         let (fused, added) = run.fuse_with(&work.artifacts, new, weight);
         run.timings.add(Stage::Expand, t.elapsed());
         if added == 0 && same_order(&fused, &work.artifacts) {
@@ -103,8 +104,8 @@ fn same_order(a: &[Artifact], b: &[Artifact]) -> bool {
 }
 
 /// Seed 000's expansion: the query with synonyms of its terms.
-async fn synonyms(run: &mut Run<'_>) -> Result<Option<Expanded>> {
-    let Some(text) = run.rt.expander.expand(run.request.query.as_str()) else {
+async fn synonyms(run: &mut QueryState<'_>) -> Result<Option<Expanded>> {
+    let Some(text) = run.runtime.expander.expand(run.request.query.as_str()) else {
         tracing::debug!("no synonyms for the query; expansion skipped");
         return Ok(None);
     };
@@ -124,8 +125,8 @@ async fn synonyms(run: &mut Run<'_>) -> Result<Option<Expanded>> {
 }
 
 /// Pseudo-relevance feedback from the top index documents of `current`.
-async fn feedback(run: &mut Run<'_>, current: &[Artifact]) -> Result<Option<Expanded>> {
-    let config = run.rt.config().prf;
+async fn feedback(run: &mut QueryState<'_>, current: &[Artifact]) -> Result<Option<Expanded>> {
+    let config = run.runtime.config().prf;
     let docs: Vec<&Artifact> = current
         .iter()
         .filter(|a| a.origin == ArtifactOrigin::Index)

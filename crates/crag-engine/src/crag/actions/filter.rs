@@ -4,10 +4,10 @@
 use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind, Verdict};
 
-use super::{boxed, Action, CorrectiveAction, Working};
+use super::{boxed, Action, CorrectiveAction, JudgedList};
 use crate::crag::artifact::Artifact;
 use crate::crag::config::CragConfig;
-use crate::crag::run::Run;
+use crate::crag::run::QueryState;
 use crate::error::Result;
 
 pub(super) const ACTION: Action = Action {
@@ -48,7 +48,7 @@ pub(crate) fn split(
 
 #[async_trait]
 impl CorrectiveAction for Filter {
-    async fn apply(&self, run: &mut Run<'_>, mut work: Working) -> Result<Working> {
+    async fn apply(&self, run: &mut QueryState<'_>, mut work: JudgedList) -> Result<JudgedList> {
         let threshold = self.threshold;
         match split(std::mem::take(&mut work.artifacts), threshold) {
             Err(all) => {
@@ -124,7 +124,7 @@ mod tests {
         let work = judged(&e, &req, Verdict::Ambiguous, &[0.9, 0.1]).await;
         let ids: Vec<_> = work.artifacts.iter().map(|a| a.chunk.id.clone()).collect();
         assert!(ids.len() >= 3, "{ids:?}");
-        let mut run = Run::new(&e, &req);
+        let mut run = QueryState::new(&e, &req);
         let work = Filter { threshold: 0.4 }
             .apply(&mut run, work)
             .await
@@ -145,7 +145,7 @@ mod tests {
         let req = request("code review", 2);
         let work = judged(&e, &req, Verdict::Ambiguous, &[0.1, 0.2]).await;
         let before: Vec<_> = work.artifacts.iter().map(|a| a.chunk.id.clone()).collect();
-        let mut run = Run::new(&e, &req);
+        let mut run = QueryState::new(&e, &req);
         let work = Filter { threshold: 0.4 }
             .apply(&mut run, work)
             .await

@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind, Verdict};
 
-use super::{boxed, Action, CorrectiveAction, Working};
-use crate::crag::run::Run;
+use super::{boxed, Action, CorrectiveAction, JudgedList};
+use crate::crag::run::QueryState;
 use crate::error::Result;
 
 pub(super) const ACTION: Action = Action {
@@ -18,7 +18,7 @@ pub(crate) struct Keep;
 
 #[async_trait]
 impl CorrectiveAction for Keep {
-    async fn apply(&self, run: &mut Run<'_>, work: Working) -> Result<Working> {
+    async fn apply(&self, run: &mut QueryState<'_>, work: JudgedList) -> Result<JudgedList> {
         run.corrections.push(Correction::new(
             CorrectionKind::Keep,
             work.evaluation.reasoning.clone(),

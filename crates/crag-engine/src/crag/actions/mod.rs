@@ -1,7 +1,7 @@
 //! The corrective actions, one module each. A module holds the whole action: when the plan
 //! calls it and what the documentation says of it (its [`Action`] entry), what it does (its
 //! [`CorrectiveAction`]) and its tests. [`ACTIONS`] lists them in the order they run; the
-//! plan (`super::plan`) asks each in turn, and each reads and returns the [`Working`] state.
+//! plan (`super::plan`) asks each in turn, and each reads and returns the [`JudgedList`] state.
 //!
 //! Adding an action is its module and its line in [`ACTIONS`]; docs/crag.md's table of
 //! actions is generated from the entries (`CRAG_BLESS=1 cargo test -p crag-engine --lib
@@ -19,7 +19,7 @@ use crag_core::{Evaluation, Verdict};
 
 use super::artifact::Artifact;
 use super::config::CragConfig;
-use super::run::Run;
+use super::run::QueryState;
 use crate::error::Result;
 
 /// Every corrective action, in the order they run (a verdict's actions are a subsequence).
@@ -67,7 +67,7 @@ fn boxed<A: CorrectiveAction + 'static>(action: Option<A>) -> Option<Box<dyn Cor
 
 /// What the actions work on: the current list and its evaluation.
 #[derive(Debug, Clone)]
-pub(crate) struct Working {
+pub(crate) struct JudgedList {
     /// The current list, best first.
     pub(crate) artifacts: Vec<Artifact>,
     /// The evaluation of the current list (the first one, or a re-evaluation that won).
@@ -80,7 +80,7 @@ pub(crate) struct Working {
     pub(crate) search_query: String,
 }
 
-impl Working {
+impl JudgedList {
     pub(crate) fn new(
         artifacts: Vec<Artifact>,
         evaluation: Evaluation,
@@ -115,7 +115,7 @@ pub(crate) fn judged_good(artifacts: &[Artifact], threshold: f32) -> usize {
 #[async_trait]
 pub(crate) trait CorrectiveAction: Send + Sync {
     /// Carries the action out on `work`; records what it did in `run`'s corrections.
-    async fn apply(&self, run: &mut Run<'_>, work: Working) -> Result<Working>;
+    async fn apply(&self, run: &mut QueryState<'_>, work: JudgedList) -> Result<JudgedList>;
 }
 
 /// Judges `candidate` (a list fused with a further retrieval) against the request's query
@@ -123,11 +123,11 @@ pub(crate) trait CorrectiveAction: Send + Sync {
 /// the better of the two). Returns the kept state, whether the candidate won, and the
 /// candidate's score when it was judged.
 pub(crate) async fn keep_better(
-    run: &mut Run<'_>,
-    work: Working,
+    run: &mut QueryState<'_>,
+    work: JudgedList,
     mut candidate: Vec<Artifact>,
-) -> Result<(Working, bool, Option<f32>)> {
-    if !run.rt.config().reevaluate_corrections {
+) -> Result<(JudgedList, bool, Option<f32>)> {
+    if !run.runtime.config().reevaluate_corrections {
         let mut work = work;
         work.artifacts = candidate;
         return Ok((work, true, None));

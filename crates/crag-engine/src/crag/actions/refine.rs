@@ -10,9 +10,10 @@ use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind, Verdict};
 use crag_expansion::{refine, LexicalScorer};
 
-use super::{boxed, Action, CorrectiveAction, Working};
-use crate::crag::artifact::{Artifact, Stage};
-use crate::crag::run::Run;
+use super::{boxed, Action, CorrectiveAction, JudgedList};
+use crate::crag::artifact::Artifact;
+use crate::crag::run::QueryState;
+use crate::crag::timings::Stage;
 use crate::error::Result;
 
 pub(super) const ACTION: Action = Action {
@@ -38,7 +39,7 @@ const SEPARATOR: &str = " … ";
 
 #[async_trait]
 impl CorrectiveAction for Refine {
-    async fn apply(&self, run: &mut Run<'_>, mut work: Working) -> Result<Working> {
+    async fn apply(&self, run: &mut QueryState<'_>, mut work: JudgedList) -> Result<JudgedList> {
         if work.artifacts.is_empty() {
             return Ok(work);
         }
@@ -49,18 +50,18 @@ impl CorrectiveAction for Refine {
     }
 }
 
-fn refine_artifacts(run: &mut Run<'_>, artifacts: Vec<Artifact>) -> Vec<Artifact> {
+fn refine_artifacts(run: &mut QueryState<'_>, artifacts: Vec<Artifact>) -> Vec<Artifact> {
     let budget = run
         .request
         .token_budget
-        .unwrap_or(run.rt.config().token_budget);
+        .unwrap_or(run.runtime.config().token_budget);
     let query = run.request.query.as_str();
     let texts: Vec<&str> = artifacts.iter().map(|a| a.chunk.text.as_str()).collect();
     let engine = run.engine;
     let mut scorer = LexicalScorer::new(query);
     let strips = refine(
         &texts,
-        &run.rt.config().refine,
+        &run.runtime.config().refine,
         budget,
         |s| scorer.score(s),
         |s| engine.count_tokens(s),

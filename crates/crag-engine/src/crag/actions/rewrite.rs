@@ -10,9 +10,10 @@ use crag_core::{Correction, CorrectionKind, Query, Verdict};
 use crag_expansion::rewrite_keywords;
 use crag_ports::{ChatMessage, CompletionRequest};
 
-use super::{boxed, keep_better, Action, CorrectiveAction, PlanState, Working};
-use crate::crag::artifact::{Artifact, Stage};
-use crate::crag::run::Run;
+use super::{boxed, keep_better, Action, CorrectiveAction, JudgedList, PlanState};
+use crate::crag::artifact::Artifact;
+use crate::crag::run::QueryState;
+use crate::crag::timings::Stage;
 use crate::error::Result;
 
 pub(super) const ACTION: Action = Action {
@@ -41,7 +42,7 @@ pub(crate) struct Rewrite {
 
 #[async_trait]
 impl CorrectiveAction for Rewrite {
-    async fn apply(&self, run: &mut Run<'_>, mut work: Working) -> Result<Working> {
+    async fn apply(&self, run: &mut QueryState<'_>, mut work: JudgedList) -> Result<JudgedList> {
         let t = Instant::now();
         let Some((rewritten, how)) = rewrite(run).await? else {
             run.timings.add(Stage::Rewrite, t.elapsed());
@@ -57,7 +58,7 @@ impl CorrectiveAction for Rewrite {
         let (fused, added) = run.fuse_with(
             &work.artifacts,
             new,
-            run.rt.config().further_retrieval_weight,
+            run.runtime.config().further_retrieval_weight,
         );
         run.timings.add(Stage::Rewrite, t.elapsed());
         let before = work.evaluation.score;
@@ -84,9 +85,9 @@ impl CorrectiveAction for Rewrite {
 /// The rewritten query and how it was made; `None` when the query has no keywords. A failed
 /// or empty rewrite by the language model falls back to the keywords (an error under
 /// `crag.strict`).
-async fn rewrite(run: &mut Run<'_>) -> Result<Option<(String, &'static str)>> {
+async fn rewrite(run: &mut QueryState<'_>) -> Result<Option<(String, &'static str)>> {
     let original = run.request.query.as_str();
-    if let Some(model) = &run.rt.parts.rewriter {
+    if let Some(model) = &run.runtime.components.rewriter {
         let request = CompletionRequest {
             messages: vec![
                 ChatMessage::system(
@@ -95,7 +96,7 @@ async fn rewrite(run: &mut Run<'_>) -> Result<Option<(String, &'static str)>> {
                 ),
                 ChatMessage::user(original),
             ],
-            max_tokens: run.rt.config().rewrite_max_tokens,
+            max_tokens: run.runtime.config().rewrite_max_tokens,
             temperature: 0.0,
         };
         match model.complete(&request).await {

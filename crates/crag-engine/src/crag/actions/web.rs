@@ -7,11 +7,12 @@ use std::time::Instant;
 use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind, Verdict};
 
-use super::{boxed, Action, CorrectiveAction, PlanState, Working};
-use crate::crag::artifact::{Artifact, Stage};
+use super::{boxed, Action, CorrectiveAction, JudgedList, PlanState};
+use crate::crag::artifact::Artifact;
 use crate::crag::config::CragConfig;
 use crate::crag::guard::{guarded, Guarded};
-use crate::crag::run::Run;
+use crate::crag::run::QueryState;
+use crate::crag::timings::Stage;
 use crate::error::Result;
 
 pub(super) const ACTION: Action = Action {
@@ -63,7 +64,7 @@ fn planned(verdict: Verdict, config: &CragConfig, state: PlanState) -> Option<We
 
 #[async_trait]
 impl CorrectiveAction for WebSearch {
-    async fn apply(&self, run: &mut Run<'_>, mut work: Working) -> Result<Working> {
+    async fn apply(&self, run: &mut QueryState<'_>, mut work: JudgedList) -> Result<JudgedList> {
         let good = work.judged_good();
         if !self.trigger.fires(good) {
             return Ok(work);
@@ -75,10 +76,10 @@ impl CorrectiveAction for WebSearch {
                 work.threshold
             ),
         };
-        let Some(provider) = run.rt.parts.web_search.clone() else {
+        let Some(provider) = run.runtime.components.web_search.clone() else {
             return Ok(work);
         };
-        let config = run.rt.config();
+        let config = run.runtime.config();
         let limit = config.web_search_limit;
         let query = work.search_query.clone();
         let t = Instant::now();
@@ -93,7 +94,7 @@ impl CorrectiveAction for WebSearch {
         let results = match result {
             Ok(Guarded::Done(results)) => results,
             Ok(Guarded::FailedOpen(failure)) => {
-                run.rt.metrics().web_failure(provider.name());
+                run.runtime.metrics().web_failure(provider.name());
                 tracing::warn!(provider = provider.name(), error = %failure, "web search failed");
                 run.warnings.push(format!(
                     "web search ({}) failed: {failure}",
@@ -102,7 +103,7 @@ impl CorrectiveAction for WebSearch {
                 return Ok(work);
             }
             Err(e) => {
-                run.rt.metrics().web_failure(provider.name());
+                run.runtime.metrics().web_failure(provider.name());
                 tracing::warn!(provider = provider.name(), error = %e, "web search failed");
                 return Err(e);
             }

@@ -1,6 +1,6 @@
 //! Information-retrieval metrics for offline evaluation against graded relevance judgements
 //! (nDCG, recall, MRR as in pytrec_eval / BEIR), plus percentiles for reports. The AUROC of
-//! an evaluator's scores is `crag_evaluation::auroc` (calibration fits against it).
+//! an evaluator's scores is `crag_judge::auroc` (calibration fits against it).
 //!
 //! The ranking metrics read `ranked` best first and deduplicate it, keeping each document's
 //! first position, before cutting it at `k`: a run is a set of documents, so a repeat neither

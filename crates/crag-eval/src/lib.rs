@@ -21,7 +21,7 @@ mod stage;
 mod system;
 
 pub use collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
-pub use crag_evaluation::auroc;
+pub use crag_judge::auroc;
 pub use harness::{evaluate, EvalOptions, EvalProgress, QuietProgress, DEPTH};
 pub use metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
 pub use report::{print_report, EvalReport};

@@ -17,7 +17,7 @@ use std::time::Instant;
 use anyhow::{bail, Context as _, Result};
 use crag_app::Config;
 use crag_core::{Query, ReferenceKind, SymbolDef, SymbolKind, TopK};
-use crag_engine::sources::read_path;
+use crag_engine::readers::read_path;
 use crag_engine::{
     Artifact, AskRequest, CgragComponents, CgragConfig, CodeGapDetector, Engine, NoProgress,
 };

@@ -1,9 +1,9 @@
 //! The knowledge graph of prose at query time: the expansion of a query by the
 //! `knowledge_graph` route over the key terms written at ingest (`ingest/terms.rs`). The
-//! scoring is pure (`crag_expansion::graph`); this module reads the ports.
+//! scoring is pure (`crag_expansion::term_graph`); this module reads the ports.
 
 use crag_core::{ChunkFilter, Query, TopK};
-use crag_expansion::graph::{
+use crag_expansion::term_graph::{
     distinct_terms, graph_query, seeds, walkable, Expansion, ExpansionTerm,
 };
 use crag_ports::TermGraph;

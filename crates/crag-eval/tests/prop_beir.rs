@@ -2,7 +2,7 @@
 //! `queries.jsonl` (`Collection::read`): any file is read or refused with a message, never a
 //! panic; 10,000 cases each.
 
-use crag_bench::collection::read_qrels;
+use crag_eval::collection::read_qrels;
 use proptest::prelude::*;
 
 fn field() -> impl Strategy<Value = String> {
@@ -57,8 +57,8 @@ proptest! {
         let qrels: Vec<String> = (0..5).map(|i| format!("q{i}\td{i}\t1")).collect();
         std::fs::write(dir.path().join("qrels/test.tsv"), qrels.join("\n")).unwrap();
         std::fs::write(dir.path().join("queries.jsonl"), lines.join("\n")).unwrap();
-        let spec = crag_bench::CollectionSpec::new(dir.path());
-        match crag_bench::Collection::read(&spec, "test") {
+        let spec = crag_eval::CollectionSpec::new(dir.path());
+        match crag_eval::Collection::read(&spec, "test") {
             Ok(collection) => {
                 prop_assert!(!collection.queries.is_empty());
                 for (id, query) in &collection.queries {

@@ -13,7 +13,7 @@ use anyhow::{Context as _, Result};
 use crag_app::{compose::EvaluatorKind, Config};
 use crag_core::{ChunkFilter, Query, TopK};
 use crag_engine::{Engine, IngestProgress, QueryOutcome, QueryRequest};
-use crag_evaluation::auroc;
+use crag_judge::auroc;
 
 use crate::baselines::{heuristic_scores, self_calibrated_scores, SelfCalibration};
 use crate::collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};

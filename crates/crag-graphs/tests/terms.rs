@@ -1,9 +1,9 @@
 //! The SQLite term graph against a real database file.
 
 use crag_core::{ChunkId, ChunkTerms, DocumentId};
+use crag_graphs::SqliteTermGraph;
 use crag_ports::testsuite::term_graph_suite;
 use crag_ports::TermGraph;
-use crag_symbols::SqliteTermGraph;
 
 #[tokio::test]
 async fn a_sqlite_file_passes_the_term_graph_suite() {

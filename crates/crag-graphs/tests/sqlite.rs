@@ -4,9 +4,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crag_core::{ChunkId, CodeMeta, DocumentId, FileSymbols, StoredSymbol, SymbolDef, SymbolKind};
+use crag_graphs::SqliteSymbolIndex;
 use crag_ports::testsuite::symbol_index_suite;
 use crag_ports::{SymbolIndex, SymbolLookup};
-use crag_symbols::SqliteSymbolIndex;
 
 #[tokio::test]
 async fn sqlite_files_pass_the_symbol_suite() {

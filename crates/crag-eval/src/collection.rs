@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _, Result};
 use crag_app::Config;
 use crag_core::Query;
-use crag_engine::sources::{read_beir_corpus, BEIR_ID_SEPARATOR};
+use crag_engine::readers::{read_beir_corpus, BEIR_ID_SEPARATOR};
 use crag_engine::{Engine, IngestProgress, IngestReport};
 
 use crate::metrics::Judgements;

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use crag_core::{EvalDocument, LegHit, RetrievalSignals};
-use crag_evaluation::{
+use crag_judge::{
     calibrate, parse_llm_scores, CalibratedEvaluator, CalibrationOptions, HeuristicConfig,
     HeuristicEvaluator, LabelledQuery,
 };

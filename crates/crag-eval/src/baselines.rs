@@ -7,9 +7,9 @@
 use anyhow::{Context as _, Result};
 use crag_app::Config;
 use crag_core::{EvalDocument, Evaluation, Query, TopK};
-use crag_engine::sources::read_beir_corpus;
+use crag_engine::readers::read_beir_corpus;
 use crag_engine::Engine;
-use crag_evaluation::{
+use crag_judge::{
     calibrate, CalibratedEvaluator, CalibrationOptions, HeuristicConfig, HeuristicEvaluator,
 };
 

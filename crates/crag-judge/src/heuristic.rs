@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{EvaluationError, Result};
 use crate::stats::{mean_variance, unit};
-use crate::text::{query_terms, terms_found};
+use crate::terms::{query_terms, terms_found};
 
 /// Similarity at or below which a document counts as carrying no semantic evidence.
 ///

@@ -23,7 +23,7 @@
 //!   and writing its file is the caller's job.
 //!
 //! [`auroc`] measures how well verdict scores separate answerable from unanswerable queries;
-//! the ranking metrics and the evaluation harness are the `crag-bench` crate's.
+//! the ranking metrics and the evaluation harness are the `crag-eval` crate's.
 //!
 //! [`keywords`] exposes the keyword extraction the heuristic and the features use. Nothing here performs IO or panics on
 //! any input.
@@ -37,7 +37,7 @@ mod llm;
 mod logistic;
 mod parse;
 mod stats;
-mod text;
+mod terms;
 
 pub use auroc::auroc;
 pub use calibrated::{
@@ -50,4 +50,4 @@ pub use heuristic::{HeuristicConfig, HeuristicEvaluator, SIMILARITY_CEILING, SIM
 pub use llm::{LlmJudge, LlmJudgeConfig, LlmPrompt};
 pub use logistic::{fit_logistic, sigmoid, FeatureWeight, FitOptions, LogisticModel};
 pub use parse::{parse_llm_scores, ParsedScores};
-pub use text::keywords;
+pub use terms::keywords;
