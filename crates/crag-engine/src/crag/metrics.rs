@@ -7,7 +7,8 @@ use prometheus::{
 
 use crate::error::{EngineError, Result};
 
-/// Prometheus metrics of Corrective RAG, named as in seed 000, in a registry the apps expose.
+/// Prometheus metrics of Corrective RAG, in a registry the apps expose. Their names and labels
+/// are documented (docs/crag.md) for dashboards to select on: keep them stable.
 #[derive(Clone)]
 pub struct CragMetrics {
     registry: Registry,
