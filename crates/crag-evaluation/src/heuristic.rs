@@ -23,7 +23,7 @@ pub const SIMILARITY_FLOOR: f32 = 0.2;
 /// query outright.
 pub const SIMILARITY_CEILING: f32 = 0.7;
 
-/// The seed's cap on the variance penalty of semantic coherence.
+/// The cap on the variance penalty of semantic coherence: spread costs at most 30 % of the mean.
 const VARIANCE_CAP: f32 = 0.3;
 
 pub(crate) const KEYWORD_OVERLAP: &str = "keyword_overlap";

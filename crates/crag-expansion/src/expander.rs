@@ -47,8 +47,8 @@ impl QueryExpander {
     /// (no term of the query has synonyms), so the caller can skip a useless second
     /// retrieval.
     ///
-    /// Unlike the seed, which joined a Python `set` of lowercase tokens, the output order is
-    /// deterministic and the original wording is kept for the embedder.
+    /// The output order is deterministic (the same query always expands the same way) and the
+    /// original wording is kept for the embedder.
     pub fn expand(&self, query: &str) -> Option<String> {
         if self.max_synonyms == 0 || self.table.is_empty() {
             return None;

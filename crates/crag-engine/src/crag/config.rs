@@ -20,7 +20,7 @@ pub enum ExpansionStrategy {
     Synonyms,
 }
 
-/// Tunables of Corrective RAG; defaults from the seeds (see `docs/crag.md`).
+/// Tunables of Corrective RAG (see `docs/crag.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CragConfig {
