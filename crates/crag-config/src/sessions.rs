@@ -32,7 +32,7 @@ pub struct SessionsSection {
     pub url: Option<String>,
     /// Environment variable holding the Postgres URL (keeps passwords out of files).
     pub url_env: Option<String>,
-    /// Sessions idle this many minutes are expired (seed 002: 30).
+    /// Sessions idle this many minutes are expired.
     pub idle_minutes: u64,
     /// How often the servers expire idle sessions.
     pub sweep_seconds: u64,

@@ -1,5 +1,5 @@
-//! CGRAG sessions (seed 002): what a conversation has already retrieved and already failed to
-//! find, and its turns.
+//! CGRAG sessions: what a conversation has already retrieved and already failed to find, and its
+//! turns.
 
 use std::fmt;
 use std::str::FromStr;

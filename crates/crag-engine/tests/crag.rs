@@ -676,10 +676,10 @@ async fn the_evaluation_cache_judges_the_same_documents_once() {
     assert_eq!(count(), 2, "changed text: judged again");
     let metrics = e.metrics().render().unwrap();
     assert!(
-        metrics.contains("crag_judge_cache_total{result=\"hit\"} 1"),
+        metrics.contains("crag_evaluation_cache_total{result=\"hit\"} 1"),
         "{metrics}"
     );
-    assert!(metrics.contains("crag_judge_cache_total{result=\"miss\"} 2"));
+    assert!(metrics.contains("crag_evaluation_cache_total{result=\"miss\"} 2"));
 
     let uncached = with(
         counting(),

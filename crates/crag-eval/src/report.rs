@@ -115,7 +115,7 @@ pub struct EvaluatorReport {
     pub corrections_lowered_ndcg: usize,
     /// Corrected queries whose nDCG@10 did not change.
     pub corrections_unchanged_ndcg: usize,
-    /// Seed 000's key metrics of the Corrective RAG stage (`None` when it did not run).
+    /// The key metrics of the Corrective RAG stage (`None` when it did not run).
     pub seed_metrics: Option<SeedMetrics>,
 }
 

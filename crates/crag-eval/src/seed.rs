@@ -1,7 +1,6 @@
-//! The key metrics of the seeds' Corrective RAG service (seed 000), over a `crag eval` run's
-//! Corrective RAG stage: how often queries are corrected and how often that pays, how often
-//! the web is searched, the fast and the corrected path's latency, and the evaluation
-//! cache's hit rate.
+//! The key operational metrics of Corrective RAG over a `crag eval` run's Corrective RAG stage: how
+//! often queries are corrected and how often that pays, how often the web is searched, the fast and
+//! the corrected path's latency, and the evaluation cache's hit rate.
 
 use std::cmp::Ordering;
 
@@ -10,7 +9,7 @@ use serde::Serialize;
 
 use crate::metrics::percentile;
 
-/// Seed 000's key metrics of one run.
+/// The key metrics of one run's Corrective RAG stage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SeedMetrics {

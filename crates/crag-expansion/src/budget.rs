@@ -1,6 +1,6 @@
-//! Token-budget packing (seed 000: `_merge_artifacts`, budget 8000).
+//! Token-budget packing: results kept in order within a token budget.
 
-/// The token budget of a query's context by default (seed 000: `token_budget = 8000`).
+/// The token budget of a query's context by default.
 pub const DEFAULT_TOKEN_BUDGET: usize = 8000;
 
 /// The token estimate packing falls back on (words times 1.3, [`crag_text::estimate_tokens`]).
@@ -19,9 +19,8 @@ pub struct Packed<T> {
 }
 
 /// Packs items greedily in order: an item is kept while the running token total stays within
-/// `budget`; an item that does not fit is dropped and later, smaller items may still fit (as
-/// in the seed's `_merge_artifacts`). Never exceeds the budget; `tokens` is called once per
-/// item.
+/// `budget`; an item that does not fit is dropped and later, smaller items may still fit.
+/// Never exceeds the budget; `tokens` is called once per item.
 pub fn pack_to_budget<T>(
     items: Vec<T>,
     budget: usize,

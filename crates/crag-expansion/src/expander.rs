@@ -1,11 +1,11 @@
-//! Synonym query expansion (seed 000, used on a PARTIAL / ambiguous verdict).
+//! Synonym query expansion, used on an ambiguous verdict.
 
 use std::collections::HashSet;
 
 use crate::synonyms::{normalize_phrase, SynonymTable};
 use crate::tokens::{normalize, tokens};
 
-/// Synonyms added per matched term by default (seed 000: `max_synonyms_per_term = 2`).
+/// Synonyms added per matched term by default.
 pub const DEFAULT_MAX_SYNONYMS_PER_TERM: usize = 2;
 
 /// Expands queries with synonyms from a [`SynonymTable`] so a second retrieval can find
@@ -17,7 +17,7 @@ pub struct QueryExpander {
 }
 
 impl Default for QueryExpander {
-    /// The seed 000 expander: seed table, at most 2 synonyms per term.
+    /// The default expander: the built-in table, at most 2 synonyms per term.
     fn default() -> Self {
         Self::new(SynonymTable::seed_default(), DEFAULT_MAX_SYNONYMS_PER_TERM)
     }
@@ -25,7 +25,7 @@ impl Default for QueryExpander {
 
 impl QueryExpander {
     /// Creates an expander adding at most `max_synonyms_per_term` synonyms per matched term
-    /// (seed 000 default: 2).
+    /// ([`DEFAULT_MAX_SYNONYMS_PER_TERM`] by default).
     pub fn new(table: SynonymTable, max_synonyms_per_term: usize) -> Self {
         Self {
             table,
@@ -47,8 +47,8 @@ impl QueryExpander {
     /// (no term of the query has synonyms), so the caller can skip a useless second
     /// retrieval.
     ///
-    /// Unlike the seed, which joined a Python `set` of lowercase tokens, the output order is
-    /// deterministic and the original wording is kept for the embedder.
+    /// The output order is deterministic (the same query always expands the same way) and the
+    /// original wording is kept for the embedder.
     pub fn expand(&self, query: &str) -> Option<String> {
         if self.max_synonyms == 0 || self.table.is_empty() {
             return None;
@@ -104,7 +104,7 @@ mod tests {
         s.split_whitespace().collect()
     }
 
-    /// Seed 000 `test_query_expander`.
+    /// The built-in table expands "explain async function" with two synonyms per term.
     #[test]
     fn seed_expander_test() {
         let expanded = QueryExpander::default()

@@ -3,11 +3,10 @@
 //!
 //! - [`QueryExpander`] adds synonyms from a [`SynonymTable`] to a query, at most
 //!   [`DEFAULT_MAX_SYNONYMS_PER_TERM`] (2) per matched term, for the second retrieval of an
-//!   ambiguous (seed 000: PARTIAL) verdict. [`SynonymTable::seed_default`] is the seed's table
-//!   of 9 programming terms; [`SynonymTable::from_json`] loads a custom one (seed 000's TODO
-//!   "load from configuration file").
+//!   ambiguous verdict. [`SynonymTable::seed_default`] is the built-in table of 9 programming
+//!   terms; [`SynonymTable::from_json`] loads a custom one from a file.
 //! - [`rewrite_keywords`] rewrites a question into its content words, the LLM-free query
-//!   rewrite of an incorrect verdict (seed 001: `refine` / `web_search` corrections).
+//!   rewrite of an incorrect verdict, for the local retrieval and the web search.
 //! - [`fuse_ranked`] merges the original and the expanded (or sub-query) rankings by
 //!   reciprocal rank fusion ([`RRF_K`] = 60; [`rrf_term`] per item, which the hybrid
 //!   search's fusion of its legs adds too), de-duplicated, original first.
@@ -17,8 +16,8 @@
 //!   to its first results ([`FeedbackRerankConfig`]: 30 candidates, 2 feedback documents,
 //!   weight 1), pseudo-relevance feedback on the document side.
 //! - [`pack_to_budget`] keeps results in order within a token budget
-//!   ([`DEFAULT_TOKEN_BUDGET`] = 8000), skipping what does not fit, like seed 000's
-//!   `_merge_artifacts`; [`estimate_tokens`] is the seed's words × 1.3 estimate.
+//!   ([`DEFAULT_TOKEN_BUDGET`] = 8000), skipping what does not fit so that a later, smaller
+//!   item may still fit; [`estimate_tokens`] estimates words × 1.3.
 //! - [`refine`] is the CRAG paper's knowledge refinement without an LLM: documents are
 //!   decomposed into strips of a few sentences ([`split_strips`]), each strip is scored
 //!   (for example with [`lexical_score`]), the best strips are kept within the budget and

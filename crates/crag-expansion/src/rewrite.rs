@@ -1,4 +1,5 @@
-//! LLM-free query rewriting by keyword extraction (CRAG "incorrect" action, seed 001).
+//! LLM-free query rewriting by keyword extraction: the rewrite of an incorrect verdict when no
+//! language model is configured.
 
 use std::collections::HashSet;
 

@@ -31,7 +31,7 @@ pub struct Fused<T> {
 /// fusion: `score(item) = sum over lists of 1 / (k + rank)`, rank 1-based.
 ///
 /// Items in several lists appear once; the first occurrence's value is kept (so pass the
-/// preferred list first, as the seed's `_merge_artifacts` did with the original retrieval).
+/// preferred list first, the original retrieval before an expanded one).
 /// A repeat of a key within one list is ignored, only its best rank there counts. The output
 /// is sorted by fused score, descending; ties keep the order of first appearance (list index,
 /// then rank), so the result is deterministic. A negative or non-finite `k` counts as 0.

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use crate::error::{ExpansionError, Result};
 use crate::tokens::{normalize, tokens};
 
-/// The synonym table of seed 000 ("local synonym mappings, no external API calls"), complete
-/// and in the seed's order; the expander takes the first synonyms of each list.
+/// The built-in synonym table: local mappings of 9 programming terms, no external API call. The
+/// expander takes the first synonyms of each list, so their order matters.
 const SEED_SYNONYMS: &[(&str, &[&str])] = &[
     ("function", &["method", "procedure", "routine", "callable"]),
     (
@@ -37,11 +37,11 @@ pub struct SynonymTable {
 }
 
 impl SynonymTable {
-    /// Returns the complete synonym table of seed 000 (9 programming terms).
+    /// Returns the built-in synonym table (9 programming terms).
     pub fn seed_default() -> Self {
         let mut table = Self::default();
         for (term, synonyms) in SEED_SYNONYMS {
-            // The seed entries are valid by construction; a failure would only drop one.
+            // The built-in entries are valid by construction; a failure would only drop one.
             let _ = table.insert(term, synonyms.iter().copied());
         }
         table

@@ -1,8 +1,8 @@
 //! The knowledge graph of prose, without an LLM or an entity tagger: each chunk's key terms
 //! (its most distinctive index terms) are the graph's nodes, two terms sharing a chunk are
-//! joined, and a query is expanded by walking the graph from its own terms (seed 003's
-//! `KnowledgeGraphBuilder` and `find_related_chunks`, with index terms for entities and
-//! weighted terms instead of unranked chunk sets).
+//! joined, and a query is expanded by walking the graph from its own terms. Index terms stand
+//! in for named entities (no entity tagger needed, so any language works), and the terms
+//! reached are weighted rather than returned as unranked chunk sets.
 //!
 //! - [`key_terms`] picks a chunk's key terms by tf-idf, the document frequencies coming from
 //!   the graph itself, so the choice adapts to each corpus as it grows.

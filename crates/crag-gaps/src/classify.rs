@@ -1,5 +1,5 @@
-//! Classifying a gap into the query of pass 2's targeted retrieval (seed 002: "specific ones
-//! get graph-looked-up, fuzzy requests get vector-searched").
+//! Classifying a gap into the query of pass 2's targeted retrieval: a specific gap (a symbol,
+//! a qualified name, a path) is looked up by name, a fuzzy one is searched by meaning.
 
 use serde::{Deserialize, Serialize};
 

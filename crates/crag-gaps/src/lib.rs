@@ -1,12 +1,11 @@
-//! The answer-and-gaps step of crag's iterative retrieval (CGRAG, seed 002), pure: no IO, no
-//! async.
+//! The answer-and-gaps step of crag's iterative retrieval (CGRAG), pure: no IO, no async.
 //!
 //! Each pass of the loop asks the language model to answer from the context so far and to
 //! list what is missing; pass 2 and later retrieve those gaps. This crate holds the text
 //! logic of that step; the engine sends the messages through its `LanguageModel` port and
 //! runs the retrieval.
 //!
-//! - [`answer_and_gaps_prompt`] builds seed 002's prompt (the question, the chunks numbered
+//! - [`answer_and_gaps_prompt`] builds the sections prompt (the question, the chunks numbered
 //!   with their ids, and `ANSWER:` / `MISSING (or "NONE" if nothing needed):`);
 //!   [`answer_and_gaps_json_prompt`] asks for `{"answer", "is_sufficient", "missing",
 //!   "useful_chunk_ids"}` instead. Both return plain strings ([`GapsPrompt`]).

@@ -29,7 +29,7 @@ pub const MAX_REPLY_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
-    /// `ANSWER:` / `MISSING:` sections (seed 002's format), in any case or markdown.
+    /// `ANSWER:` / `MISSING:` sections (the sections prompt's format), in any case or markdown.
     Sections,
     /// A JSON object with at least one known field (the JSON prompt's format).
     Json,

@@ -1,11 +1,11 @@
-//! The answer-and-gaps prompts: seed 002's sections layout and a JSON variant.
+//! The answer-and-gaps prompts: `ANSWER:` / `MISSING:` sections, or a JSON object.
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-/// Example items of the sections prompt's `MISSING` list (seed 002's). A reply that repeats one
-/// of them verbatim has echoed the prompt: the parser drops it.
+/// Example items of the sections prompt's `MISSING` list. A reply that repeats one of them
+/// verbatim has echoed the prompt: the parser drops it.
 pub const SECTIONS_EXAMPLE_GAPS: [&str; 3] = [
     "function_name in path/to/file.py",
     "ClassName in some/module.py",
@@ -77,7 +77,7 @@ pub struct GapsPrompt {
     pub user: String,
 }
 
-/// Builds seed 002's prompt: the chunks numbered from 1 with their ids, the question, and the
+/// Builds the sections prompt: the chunks numbered from 1 with their ids, the question, and the
 /// request to reply as `ANSWER:` followed by `MISSING (or "NONE" if nothing needed):` with one
 /// item per line. [`crate::parse_answer_and_gaps`] reads the reply.
 ///
@@ -99,11 +99,11 @@ pub fn answer_and_gaps_json_prompt(question: &str, chunks: &[ContextChunk<'_>]) 
     }
 }
 
-/// Seed 002's sections in the order that lets a model server reuse the previous prompt: the
+/// The sections prompt's parts in the order that lets a model server reuse the previous prompt: the
 /// context first (a follow-up's starts with the session's cached chunks, a gap pass's with the
-/// chunks the pass before kept), then the question, then the instructions. A llama.cpp server
-/// skips the shared prefix; with the question first, every new question re-reads the whole
-/// context (about 8 s for 2,000 tokens with SmolLM2-135M on 2 cores, 0.06 s when reused).
+/// chunks the pass before kept), then the question, then the instructions. A llama.cpp server skips
+/// the shared prefix; with the question first, every new question re-reads the whole context (about
+/// 8 s for 2,000 tokens with SmolLM2-135M on 2 cores, 0.06 s when reused).
 fn user_message(question: &str, chunks: &[ContextChunk<'_>], instructions: &str) -> String {
     let mut user = String::from("## Available Context\n");
     if chunks.is_empty() {

@@ -13,7 +13,7 @@ use crate::stats::unit;
 
 /// Names of the query features, in the order [`extract`] produces them.
 pub const QUERY_FEATURES: &[&str] = &[
-    // The seed heuristic's criteria.
+    // The heuristic evaluator's criteria.
     "keyword_overlap",
     "semantic_coherence",
     "length_adequacy",

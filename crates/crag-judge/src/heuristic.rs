@@ -1,6 +1,5 @@
-//! The LLM-free heuristic evaluator of seed 000: keyword overlap, semantic coherence, length
-//! adequacy and source diversity, plus the retrieval legs' agreement, combined in a weighted
-//! mean.
+//! The LLM-free heuristic evaluator: keyword overlap, semantic coherence, length adequacy and
+//! source diversity, plus the retrieval legs' agreement, combined in a weighted mean.
 
 use std::collections::HashSet;
 
@@ -24,7 +23,7 @@ pub const SIMILARITY_FLOOR: f32 = 0.2;
 /// query outright.
 pub const SIMILARITY_CEILING: f32 = 0.7;
 
-/// The seed's cap on the variance penalty of semantic coherence.
+/// The cap on the variance penalty of semantic coherence: spread costs at most 30 % of the mean.
 const VARIANCE_CAP: f32 = 0.3;
 
 pub(crate) const KEYWORD_OVERLAP: &str = "keyword_overlap";
@@ -33,7 +32,7 @@ pub(crate) const LENGTH_ADEQUACY: &str = "length_adequacy";
 pub(crate) const SOURCE_DIVERSITY: &str = "source_diversity";
 pub(crate) const LEG_AGREEMENT: &str = "leg_agreement";
 
-/// Weights, thresholds and limits of the heuristic evaluator (defaults from seed 000).
+/// Weights, thresholds and limits of the heuristic evaluator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HeuristicConfig {
@@ -142,24 +141,24 @@ impl HeuristicConfig {
     }
 }
 
-/// Judges a result list with fast, LLM-free heuristics (seed 000's `CRAGEvaluator`).
+/// Judges a result list with fast, LLM-free heuristics.
 ///
 /// The five criteria, each in [0, 1] and reported in [`Evaluation::criteria`]:
 ///
 /// - `keyword_overlap`: share of the query's keywords (see [`crate::keywords`]) found in at least
-///   one document, matched on normalised whole words (the seed matched substrings, so `cat`
-///   matched `education`).
+///   one document, matched on normalised whole words (a substring match would find `cat` in
+///   `education`).
 /// - `semantic_coherence`: each similarity is mapped onto [0, 1] by the ramp
 ///   `r = (s - SIMILARITY_FLOOR) / (SIMILARITY_CEILING - SIMILARITY_FLOOR)`, clamped; then
-///   `coherence = mean(r) * (1 - min(var(r), 0.3))`, the seed's formula over the ramped values.
+///   `coherence = mean(r) * (1 - min(var(r), 0.3))` over the ramped values.
 ///   Coherence never exceeds the mean, so a uniformly low set (every similarity at or below the
 ///   floor) scores 0 however small its variance: low spread cannot rescue a low mean.
 /// - `length_adequacy`: estimated tokens (words x 1.3) over `min_tokens_per_chunk` per document,
 ///   capped at 1.
 /// - `source_diversity`: distinct sources over documents.
-/// - `leg_agreement` (not in seed 000): the rank-biased overlap (Webber et al., 2010) of the
-///   BM25 and vector rankings, read from the documents' leg ranks down to depth `n` (the
-///   number of documents, or fewer when a leg returned fewer of them):
+/// - `leg_agreement`: the rank-biased overlap (Webber et al., 2010) of the BM25 and vector
+///   rankings, read from the documents' leg ranks down to depth `n` (the number of documents, or
+///   fewer when a leg returned fewer of them):
 ///   `(1 - p) / (1 - p^n) * sum_{d=1..n} p^(d-1) * |both within d| / d`,
 ///   1 when both legs rank the same documents in the same order. When the answer is in the
 ///   collection the two legs tend to find the same few chunks first; when it is not, each

@@ -1,5 +1,5 @@
-//! The LLM judge of seed 001: one batched prompt over the top documents, JSON scores 0-10, a
-//! rank-weighted aggregate and a three-way verdict.
+//! The LLM judge: one batched prompt over the top documents, JSON scores 0-10, a rank-weighted
+//! aggregate and a three-way verdict.
 
 use std::fmt::Write as _;
 
@@ -19,7 +19,7 @@ Rate every document from 0 (unrelated) to 10 (answers the query directly). \
 Judge only by the documents' content. \
 Answer with one JSON object and nothing else: no prose, no code fences.";
 
-/// Prompt size, thresholds and answer budget of the LLM judge (defaults from seed 001).
+/// Prompt size, thresholds and answer budget of the LLM judge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmJudgeConfig {
@@ -109,15 +109,15 @@ pub struct LlmPrompt {
     pub user: String,
 }
 
-/// Builds the judging prompt and turns the model's answer into an [`Evaluation`] (seed 001's
-/// `RelevanceEvaluator`, without the seed's guessed 0.5 on an unreadable answer).
+/// Builds the judging prompt and turns the model's answer into an [`Evaluation`]. An unreadable
+/// answer is an error, never a guessed score: a guess would pass for a judgement.
 ///
 /// Aggregation: the judged documents' scores, divided by 10, are averaged with weights
 /// `1 / (i + 1)` by rank `i` (0-based); documents without a score drop out and the weights are
 /// renormalised over the rest. Verdict: `Correct` at or above `correct_threshold`, `Incorrect`
 /// at or below `incorrect_threshold`; between them `Ambiguous` when the population variance of
 /// the scores exceeds `variance_threshold`, else `Correct` above the thresholds' midpoint (0.5
-/// with the defaults, the seed's constant) and `Ambiguous` at or below it.
+/// with the defaults) and `Ambiguous` at or below it.
 #[derive(Debug, Clone)]
 pub struct LlmJudge {
     config: LlmJudgeConfig,

@@ -15,8 +15,7 @@
 
 use std::collections::HashSet;
 
-/// English stop words (the seed's list plus common function and question words), sorted for
-/// binary search.
+/// English stop words (common function and question words), sorted for binary search.
 const STOP_WORDS: &[&str] = &[
     "about",
     "above",

@@ -1,5 +1,5 @@
-//! Gap detection (CGRAG, seed 002): given a question and the context retrieved for it, say
-//! what is missing, and, when a language model is behind it, answer.
+//! Gap detection (CGRAG): given a question and the context retrieved for it, say what is missing,
+//! and, when a language model is behind it, answer.
 
 use std::fmt::Debug;
 

@@ -1,5 +1,5 @@
-//! The session store (CGRAG, seed 002): per-session cached context, the not-found set and the
-//! chat turns, shared by concurrent requests.
+//! The session store (CGRAG): per-session cached context, the not-found set and the chat turns,
+//! shared by concurrent requests.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use crag_core::{Session, SessionId, SessionSummary, SessionUpdate};
 
 use crate::PortResult;
 
-/// Cached nodes a session keeps by default (seed 002).
+/// Cached nodes a session keeps by default; the least recently used go first.
 pub const DEFAULT_MAX_NODES: usize = 50;
 
 /// Stores sessions. Every method is atomic: concurrent updates of one session all land.

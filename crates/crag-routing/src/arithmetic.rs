@@ -1,5 +1,5 @@
-//! Pure arithmetic ("2 + 2", "what is 12*7?"): nothing to retrieve (seed 003
-//! `ARITHMETIC_PATTERNS`), recognized only when the whole query is one expression.
+//! Pure arithmetic ("2 + 2", "what is 12*7?"): nothing to retrieve, recognized only when the whole
+//! query is one expression.
 
 /// Leading phrases of an arithmetic question, longest first.
 const PREFIXES: &[&str] = &[

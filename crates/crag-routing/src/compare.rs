@@ -1,5 +1,5 @@
-//! Comparison and analysis questions (seed 003: "analyze", "compare" or "evaluate" with
-//! several parts): one sub-query per compared item, sharing the item's context.
+//! Comparison and analysis questions (an analysis word such as "compare" with several
+//! parts): one sub-query per compared item, sharing the item's context.
 
 use crate::words::{ends_sentence, Word};
 

@@ -8,23 +8,19 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RouterConfig {
-    /// Queries of at least this many words are split into sub-queries when they have
-    /// separable parts (sentences, clauses). Default 31: seed 003 treats `word_count > 30`
-    /// as complex.
+    /// Queries of at least this many words are split into sub-queries when they have separable
+    /// parts (sentences, clauses). Default 31: a query of more than 30 words is taken as complex.
     pub multi_step_min_words: usize,
     /// At most this many sub-queries (default 4); further parts are merged into the last.
     /// Below 2, no query is routed multi-step.
     pub max_sub_queries: usize,
-    /// Route greetings, thanks, farewells and similar small talk to no retrieval (seed 003
-    /// `GREETING_PATTERNS`; default true).
+    /// Route greetings, thanks, farewells and similar small talk to no retrieval (default true).
     pub detect_small_talk: bool,
-    /// Route pure arithmetic ("2 + 2", "what is 12*7?") to no retrieval (seed 003
-    /// `ARITHMETIC_PATTERNS`; default true).
+    /// Route pure arithmetic ("2 + 2", "what is 12*7?") to no retrieval (default true).
     pub detect_arithmetic: bool,
     /// Single words marking an analytical question; with several items ("compare A and B")
     /// the query is multi-step, one sub-query per item. Inflections match ("comparing",
-    /// "evaluation"). Seed 003: analyze, compare, evaluate; added: analyse, analysis,
-    /// contrast, assess.
+    /// "evaluation").
     pub analysis_keywords: Vec<String>,
     /// Which single-retrieval queries take the knowledge-graph route (default `off`; the
     /// engine needs `[knowledge_graph] enabled`).

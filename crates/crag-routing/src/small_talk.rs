@@ -1,5 +1,5 @@
-//! Greetings, thanks, farewells and other small talk: nothing to retrieve (seed 003
-//! `GREETING_PATTERNS`), recognized only when the whole query is small talk.
+//! Greetings, thanks, farewells and other small talk: nothing to retrieve, recognized only when the
+//! whole query is small talk.
 
 use crate::words::Word;
 

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub use store::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
 pub use sweeper::spawn_sweeper;
 
-/// Sessions idle this long are expired by default (seed 002: 30 minutes).
+/// Sessions idle this long (30 minutes) are expired by default.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
 
 /// Now, in milliseconds since the Unix epoch.

@@ -419,8 +419,8 @@ mod tests {
     }
 
     proptest! {
-        // The integer count equals `floor(words * 1.3)` in f64, the seed's formula, which
-        // the heuristic evaluator's length adequacy follows.
+        // The integer count equals `floor(words * 1.3)` in f64, the formula the heuristic
+        // evaluator's length adequacy follows.
         #[test]
         fn token_estimate_equals_the_float_formula(words in 0usize..20_000) {
             let text = "w ".repeat(words);

@@ -1,4 +1,4 @@
-//! The JSON wire shapes of the HTTP API (camelCase, seed-000 names such as `cragDecision`),
+//! The JSON wire shapes of the HTTP API (camelCase: `cragDecision`, `cragScore`...),
 //! also used by `crag query --json` (docs/cli-json.md). They convert from and to domain types
 //! here and nowhere else.
 

@@ -22,13 +22,13 @@ pub enum DetectorKind {
     Code,
 }
 
-/// Tunables of CGRAG (seed 002 defaults).
+/// Tunables of CGRAG.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CgragConfig {
-    /// Passes at most, the first retrieval's included (1..=10, seed 002).
+    /// Passes at most, the first retrieval's included (1..=10).
     pub max_passes: usize,
-    /// Chunks one gap's retrieval adds at most (seed 002).
+    /// Chunks one gap's retrieval adds at most.
     pub targeted_top_k: usize,
     /// Gaps retrieved per pass at most; the rest count as unresolved.
     pub max_gaps_per_pass: usize,
@@ -39,7 +39,7 @@ pub struct CgragConfig {
     /// `auto`: the LLM detector when `[llm]` is configured, the LLM-free one otherwise; `llm`;
     /// `code` (LLM-free: names used in the code context and defined nowhere).
     pub detector: DetectorKind,
-    /// Ask the LLM detector for JSON instead of seed 002's `ANSWER:` / `MISSING:` sections.
+    /// Ask the LLM detector for JSON instead of `ANSWER:` / `MISSING:` sections.
     pub json_prompt: bool,
     /// Tokens the model may write per pass.
     pub answer_max_tokens: u32,
@@ -50,7 +50,7 @@ pub struct CgragConfig {
     /// Detector failure: `open` returns the context without an answer (stop `detector_failed`),
     /// `closed` fails the request.
     pub detector_fail_mode: FailMode,
-    /// Cached context nodes a session keeps (LRU; seed 002: 50).
+    /// Cached context nodes a session keeps (least recently used out first).
     pub max_cached_nodes: usize,
     /// Where pass 1's context comes from, with weights and caps (`[cgrag.sources.*]`).
     pub sources: SourcesConfig,

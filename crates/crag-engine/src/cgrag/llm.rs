@@ -1,4 +1,4 @@
-//! The LLM gap detector: seed 002's prompt (or its JSON variant) through a [`LanguageModel`],
+//! The LLM gap detector: the sections prompt (or its JSON variant) through a [`LanguageModel`],
 //! the reply read by `crag-gaps`' tolerant parser.
 
 use std::sync::Arc;

@@ -1,6 +1,5 @@
-//! CGRAG (seed 002, seed 003 phases 3-4): answer, name the context that is missing, fetch
-//! exactly that, at most three passes, remembering per session what was found and what does
-//! not exist.
+//! CGRAG: answer, name the context that is missing, fetch exactly that, at most three passes,
+//! remembering per session what was found and what does not exist.
 //!
 //! Pass 1 is the full retrieval ([`Engine::query`]: hybrid + Corrective RAG), merged with the
 //! session's cached context. Each pass asks the [`GapDetector`] for the answer and the gaps;

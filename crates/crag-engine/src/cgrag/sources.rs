@@ -1,15 +1,15 @@
-//! The registry of context sources (seed 003, phase 3): where pass 1's context comes from.
+//! The registry of context sources: where pass 1's context comes from.
 //!
 //! Each source is enabled or not, has a weight and a cap. The retrieval's artifacts belong to
-//! `documents` (indexed prose), `code` (indexed code, and definitions reached through the
-//! symbol graph) or `web` (Corrective RAG's web results) by their chunk's kind; `history` is
-//! the session's last turns (seed 003, phase 4); `session` is the context the session's earlier
-//! requests used (seed 002: a follow-up starts from it), placed first as one block in the order
-//! the last request used it, so the model's prompt starts as that request's last prompt did and
-//! a model server reuses it. Among the others, an artifact's relevance is `1 / rank` within
-//! its list (the retrieval's final order, or recency for turns), so with equal weights the
-//! retrieval's order is kept, and a weight `w` makes an item count as if it ranked `w` times
-//! higher. The merged list is sorted by weight x relevance, ties keeping the retrieval first.
+//! `documents` (indexed prose), `code` (indexed code, and definitions reached through the symbol
+//! graph) or `web` (Corrective RAG's web results) by their chunk's kind; `history` is the session's
+//! last turns; `session` is the context the session's earlier requests used (a follow-up starts
+//! from it), placed first as one block in the order the last request used it, so the model's prompt
+//! starts as that request's last prompt did and a model server reuses it. Among the others, an
+//! artifact's relevance is `1 / rank` within its list (the retrieval's final order, or recency for
+//! turns), so with equal weights the retrieval's order is kept, and a weight `w` makes an item
+//! count as if it ranked `w` times higher. The merged list is sorted by weight x relevance, ties
+//! keeping the retrieval first.
 
 use std::cmp::Ordering;
 

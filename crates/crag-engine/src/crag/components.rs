@@ -36,7 +36,7 @@ pub struct CragComponents {
 }
 
 impl CragComponents {
-    /// The LLM-free defaults: heuristic evaluator, seed synonyms, no web search, fresh metrics.
+    /// The LLM-free defaults: heuristic evaluator, built-in synonyms, no web search, fresh metrics.
     pub fn heuristic(config: CragConfig) -> Result<Self> {
         Ok(Self {
             evaluator: Arc::new(HeuristicRelevance::new(Default::default())?),

@@ -16,23 +16,23 @@ pub enum ExpansionStrategy {
     /// Pseudo-relevance feedback: RM3 terms for the keyword leg, Rocchio for the vector leg.
     #[default]
     Prf,
-    /// Synonyms from the synonym table (seed 000).
+    /// Synonyms of the query's terms from the synonym table.
     Synonyms,
 }
 
-/// Tunables of Corrective RAG; defaults from the seeds (see `docs/crag.md`).
+/// Tunables of Corrective RAG (see `docs/crag.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CragConfig {
-    /// Corrective RAG runs at all (seed 004's global switch). `false`: every query is a plain
+    /// Corrective RAG runs at all: the deployment's switch. `false`: every query is a plain
     /// hybrid retrieval, as a request with `use_crag` off (no judgement, no correction, no
     /// feedback rerank), whatever the request asks; routing and CGRAG still run.
     pub enabled: bool,
-    /// Fail closed everywhere (seed 004): any evaluator, reranker or web search failure, and any
-    /// correction that could not be carried out (a sub-query, the knowledge-graph retrieval, the
-    /// feedback rerank's embeddings, the language model's rewrite), fails the query (HTTP 503 /
-    /// gRPC UNAVAILABLE) instead of falling back with a warning; overrides
-    /// `evaluator_fail_mode`, `web_search_fail_mode` and `rerank.fail_mode`.
+    /// Fail closed everywhere: any evaluator, reranker or web search failure, and any correction
+    /// that could not be carried out (a sub-query, the knowledge-graph retrieval, the feedback
+    /// rerank's embeddings, the language model's rewrite), fails the query (HTTP 503 / gRPC
+    /// UNAVAILABLE) instead of falling back with a warning; overrides `evaluator_fail_mode`,
+    /// `web_search_fail_mode` and `rerank.fail_mode`.
     pub strict: bool,
     /// Classify queries first; greetings, thanks, arithmetic skip retrieval.
     pub routing_enabled: bool,
@@ -44,12 +44,12 @@ pub struct CragConfig {
     /// Ambiguous verdict: drop documents scored below the threshold (never unscored ones, never
     /// all).
     pub ambiguous_filter_enabled: bool,
-    /// Ambiguous verdict: documents scored below are dropped (0..=1; seed 001: 0.4); documents
-    /// scored at least this count as good for `min_results_before_web_search`.
+    /// Ambiguous verdict: documents scored below are dropped (0..=1); documents scored at least
+    /// this count as good for `min_results_before_web_search`.
     pub ambiguous_filter_threshold: f32,
-    /// Ambiguous verdict: web search when fewer documents remain (seed 001: 3).
+    /// Ambiguous verdict: web search when fewer documents remain.
     pub min_results_before_web_search: usize,
-    /// Web results asked for (1..=50; seed 000: 5).
+    /// Web results asked for (1..=50).
     pub web_search_limit: usize,
     /// Web search may run at all (it also needs `[web_search] provider`).
     pub web_search_enabled: bool,
@@ -66,8 +66,7 @@ pub struct CragConfig {
     #[serde(with = "millis")]
     #[schemars(with = "u64")]
     pub evaluator_timeout: Duration,
-    /// Default token budget of the returned context, counted with the embedder's tokenizer
-    /// (seed 000: 8000).
+    /// Default token budget of the returned context, counted with the embedder's tokenizer.
     pub token_budget: usize,
     /// Ambiguous verdict: expand the query, retrieve again, fuse.
     pub expansion_enabled: bool,
@@ -83,7 +82,7 @@ pub struct CragConfig {
     pub reevaluate_corrections: bool,
     /// Incorrect verdict: rewrite the query (LLM or keywords), retrieve it, fuse.
     pub rewrite_enabled: bool,
-    /// Synonyms added per term (seed 000: 2).
+    /// Synonyms added per term.
     pub max_synonyms_per_term: usize,
     /// Refine results of a correct verdict to their relevant strips.
     pub refine_correct: bool,
@@ -104,9 +103,9 @@ pub struct CragConfig {
     /// Evaluations kept for a query judged again over the same documents (keyed by the
     /// evaluator, the query and everything each document shows it: id, source, text,
     /// similarity, retrieval signals; a re-ingested document never meets a stale entry); `0`
-    /// turns the cache off. Hits and misses: `crag_judge_cache_total`.
+    /// turns the cache off. Hits and misses: `crag_evaluation_cache_total`.
     pub evaluation_cache_capacity: usize,
-    /// How long a cached evaluation stays valid, in milliseconds (seed 000: an hour).
+    /// How long a cached evaluation stays valid, in milliseconds.
     pub evaluation_cache_ttl_ms: u64,
 }
 

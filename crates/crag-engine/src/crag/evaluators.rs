@@ -14,7 +14,7 @@ use crag_ports::{
     RelevanceEvaluator,
 };
 
-/// The LLM-free heuristic of seed 000 (keyword overlap, semantic coherence, length, diversity).
+/// The LLM-free heuristic evaluator (keyword overlap, semantic coherence, length, diversity).
 #[derive(Debug, Clone)]
 pub struct HeuristicRelevance {
     inner: HeuristicEvaluator,
@@ -40,8 +40,8 @@ impl RelevanceEvaluator for HeuristicRelevance {
     }
 }
 
-/// The calibrated evaluator of issue 4: logistic models fitted by `crag calibrate` over the
-/// heuristic's criteria and the retrieval signals (fusion, per-leg agreement, rerank).
+/// The calibrated evaluator: logistic models fitted by `crag calibrate` over the heuristic's
+/// criteria and the retrieval signals (fusion, per-leg agreement, rerank).
 #[derive(Debug, Clone)]
 pub struct CalibratedRelevance {
     inner: CalibratedEvaluator,
@@ -73,7 +73,7 @@ impl RelevanceEvaluator for CalibratedRelevance {
     }
 }
 
-/// The batched LLM judge of seed 001 over a chat model.
+/// The batched LLM judge over a chat model.
 #[derive(Debug, Clone)]
 pub struct LlmRelevance {
     model: Arc<dyn LanguageModel>,

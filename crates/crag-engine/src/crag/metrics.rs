@@ -7,7 +7,8 @@ use prometheus::{
 
 use crate::error::{EngineError, Result};
 
-/// Prometheus metrics of Corrective RAG, named as in seed 000, in a registry the apps expose.
+/// Prometheus metrics of Corrective RAG, in a registry the apps expose. Their names and labels
+/// are documented (docs/crag.md) for dashboards to select on: keep them stable.
 #[derive(Clone)]
 pub struct CragMetrics {
     registry: Registry,
@@ -82,7 +83,7 @@ impl CragMetrics {
         .map_err(metric_error)?;
         let evaluation_cache = IntCounterVec::new(
             Opts::new(
-                "crag_judge_cache_total",
+                "crag_evaluation_cache_total",
                 "Evaluation cache lookups, by result (hit or miss)",
             ),
             &["result"],
@@ -164,7 +165,7 @@ impl CragMetrics {
     }
 
     /// Evaluations served from the evaluation cache and evaluations run, since the start
-    /// (`crag_judge_cache_total`'s `hit` and `miss`).
+    /// (`crag_evaluation_cache_total`'s `hit` and `miss`).
     pub fn evaluation_cache_counts(&self) -> (u64, u64) {
         let count = |result: &str| self.evaluation_cache.with_label_values(&[result]).get();
         (count("hit"), count("miss"))

@@ -1,5 +1,5 @@
-//! Two-stage retrieval (seed 003): coarse candidates -> cross-encoder rerank -> keep the
-//! candidates above a probability threshold -> final k; with an in-process score cache.
+//! Two-stage retrieval: coarse candidates -> cross-encoder rerank -> keep the candidates above a
+//! probability threshold -> final k; with an in-process score cache.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::guard::FailMode;
 use crate::error::{EngineError, Result};
 
-/// Tunables of the rerank stage (seed 003 defaults).
+/// Tunables of the rerank stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RerankConfig {
@@ -72,7 +72,8 @@ impl RerankConfig {
         Ok(())
     }
 
-    /// Why reranking is skipped for this query and candidate count (seed 003 `should_skip`).
+    /// Why reranking is skipped for this query and candidate count: a short query gives the
+    /// cross-encoder little to compare, and a few candidates are not worth its cost.
     pub(crate) fn skip_reason(&self, query: &str, candidates: usize) -> Option<String> {
         let words = query.split_whitespace().count();
         if words < self.min_query_words {

@@ -1,4 +1,4 @@
-//! `ANSWER:` / `MISSING:` sections, as seed 002's prompt asks for them.
+//! `ANSWER:` / `MISSING:` sections, as the sections prompt asks for them.
 
 use super::{is_answer_placeholder, is_none_marker};
 use crate::classify::{classify_gap, GapQuery};

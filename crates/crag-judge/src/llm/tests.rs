@@ -52,7 +52,7 @@ fn rank_weights_favour_the_top_documents() {
 
 #[test]
 fn seed_mixed_case_follows_the_seeds_rule() {
-    // Seed 001's test expects ambiguous for [8, 3, 5], but its own rule gives correct:
+    // Scores [8, 3, 5] look mixed, but the rule gives correct:
     // score 0.61 lies between the thresholds, variance 0.042 <= 0.1, and 0.61 > 0.5.
     // The rule is kept; a lower variance threshold makes the case ambiguous.
     let evaluation = judge().judge(&evaluations(&[8, 3, 5]), 3).unwrap();

@@ -20,14 +20,14 @@ use crate::Config;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EvaluatorKind {
-    /// LLM-free heuristic (seed 000).
+    /// LLM-free heuristic: keyword overlap, coherence, length and diversity; needs no model.
     #[default]
     Heuristic,
-    /// Batched LLM judge (seed 001); needs `[llm]`.
+    /// Batched LLM judge, one prompt scoring the top documents; needs `[llm]`.
     Llm,
-    /// External evaluation service (seed 004); needs `[evaluator.http]`.
+    /// External evaluation service over HTTP; needs `[evaluator.http]`.
     Http,
-    /// Logistic models fitted by `crag calibrate` (issue 4); needs `calibration_file`.
+    /// Logistic models fitted by `crag calibrate`; needs `calibration_file`.
     Calibrated,
 }
 
@@ -35,9 +35,9 @@ pub enum EvaluatorKind {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EvaluatorSection {
-    /// `heuristic` (LLM-free, seed 000), `llm` (needs `[llm]`, seed 001), `http` (needs
-    /// `[evaluator.http]`, seed 004), `calibrated` (a logistic model fitted by `crag calibrate`,
-    /// needs `calibration_file`).
+    /// `heuristic` (LLM-free), `llm` (a batched LLM judge, needs `[llm]`), `http` (an external
+    /// service, needs `[evaluator.http]`), `calibrated` (a logistic model fitted by `crag
+    /// calibrate`, needs `calibration_file`).
     pub kind: EvaluatorKind,
     /// Weights and thresholds of the heuristic.
     pub heuristic: HeuristicConfig,

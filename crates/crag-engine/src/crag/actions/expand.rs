@@ -103,7 +103,7 @@ fn same_order(a: &[Artifact], b: &[Artifact]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.chunk.id == y.chunk.id)
 }
 
-/// Seed 000's expansion: the query with synonyms of its terms.
+/// Synonym expansion: the query with synonyms of its terms from the synonym table.
 async fn synonyms(run: &mut QueryState<'_>) -> Result<Option<Expanded>> {
     let Some(text) = run.runtime.expander.expand(run.request.query.as_str()) else {
         tracing::debug!("no synonyms for the query; expansion skipped");

@@ -119,9 +119,9 @@ pub(crate) trait CorrectiveAction: Send + Sync {
 }
 
 /// Judges `candidate` (a list fused with a further retrieval) against the request's query
-/// and keeps it only if the evaluator scores it above the current list (seed 003, 6C: keep
-/// the better of the two). Returns the kept state, whether the candidate won, and the
-/// candidate's score when it was judged.
+/// and keeps it only if the evaluator scores it above the current list, so a correction never
+/// swaps a list for one judged worse. Returns the kept state, whether the candidate won, and
+/// the candidate's score when it was judged.
 pub(crate) async fn keep_better(
     run: &mut QueryState<'_>,
     work: JudgedList,

@@ -36,7 +36,7 @@ pub(crate) enum WebTrigger {
     /// Whatever the local results (incorrect verdict).
     Always,
     /// Only when fewer than this many documents were judged at or above the filter threshold
-    /// (ambiguous verdict, seed 001's `min_results_before_web_search`).
+    /// (ambiguous verdict, `[crag] min_results_before_web_search`).
     FewerJudgedThan(usize),
 }
 
