@@ -2,7 +2,7 @@
 # Pure crates must not depend (normal dependencies) on IO crates or an async runtime.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-PURE_CRATES=(crag-core crag-judge crag-expansion crag-gaps crag-routing crag-syntax crag-text)
+PURE_CRATES=(crag-core crag-judge crag-expansion crag-refine crag-gaps crag-routing crag-syntax crag-text)
 FORBIDDEN='^(tokio|lancedb|tantivy|ort|reqwest|sqlx|tonic|axum|hyper|tokenizers) '
 status=0
 for crate in "${PURE_CRATES[@]}"; do

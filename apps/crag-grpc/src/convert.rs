@@ -44,6 +44,11 @@ pub(crate) fn query_params(m: pb::QueryRequest) -> Result<QueryParams, tonic::St
         metadata,
         scope: None,
         session_id: non_empty(m.session_id),
+        fusion: crag_app::FusionParams {
+            method: non_empty(m.fusion),
+            keyword_weight: m.keyword_weight,
+            rrf_k: m.rrf_k,
+        },
     })
 }
 
@@ -224,6 +229,7 @@ pub(crate) fn ask_params(m: pb::AskRequest) -> Result<crag_app::AskParams, tonic
             metadata,
             scope: None,
             session_id: non_empty(m.session_id),
+            fusion: Default::default(),
         },
         new_session: m.new_session,
     })

@@ -238,6 +238,72 @@ async fn query_ingest_delete_stats_metrics_and_health() {
     }
 }
 
+/// A query's own fusion: RRF's fused scores are sums of `1 / (k + rank)` over the legs that
+/// found the hit, the convex fusion's lie in [0, 1] with the best at the top; the configured
+/// fusion (convex) is what an unset `fusion` gets.
+#[tokio::test]
+async fn a_query_may_choose_its_fusion() {
+    let app = app(|_| {}, &[]).await;
+    ingest_fixture(&app).await;
+    let ask = |extra: Value| {
+        let mut body = json!({"query": "reciprocal rank fusion of lists", "topK": 3,
+                              "useCrag": false, "useWebSearch": false});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        query(body)
+    };
+    let scores = |answer: &Value| -> Vec<(f64, Option<u64>, Option<u64>)> {
+        answer["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["fusedScore"].as_f64().unwrap(),
+                    r["keyword"]["rank"].as_u64(),
+                    r["vector"]["rank"].as_u64(),
+                )
+            })
+            .collect()
+    };
+    for k in [60.0, 5.0] {
+        let (status, answer) = send(&app, ask(json!({"fusion": "rrf", "rrfK": k}))).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        let hits = scores(&answer);
+        assert!(!hits.is_empty(), "{answer}");
+        for (score, keyword, vector) in hits {
+            let expected: f64 = [keyword, vector]
+                .into_iter()
+                .flatten()
+                .map(|rank| 1.0 / (k + rank as f64))
+                .sum();
+            assert!(
+                (score - expected).abs() < 1e-4,
+                "k {k}: {score} vs {expected}: {answer}"
+            );
+        }
+    }
+    for body in [json!({}), json!({"fusion": "convex", "keywordWeight": 0.8})] {
+        let (status, answer) = send(&app, ask(body)).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        let hits = scores(&answer);
+        assert!(
+            hits.iter().all(|(s, _, _)| (0.0..=1.0).contains(s)),
+            "{answer}"
+        );
+        assert!(
+            hits[0].0 > 2.0 / 61.0,
+            "convex scores are not RRF sums: {answer}"
+        );
+    }
+    // All-BM25 and all-vector convex fusions rank each leg's best first.
+    for (weight, leg) in [(1.0, "keyword"), (0.0, "vector")] {
+        let (_, answer) = send(&app, ask(json!({"keywordWeight": weight}))).await;
+        assert_eq!(answer["results"][0][leg]["rank"], 1, "{answer}");
+    }
+}
+
 #[tokio::test]
 async fn evaluate_judges_documents_retrieved_elsewhere() {
     let app = app(|_| {}, &[]).await;
@@ -348,6 +414,27 @@ fn bad_inputs() -> Vec<Case> {
         .map(|i| json!({"id": format!("d{i}"), "text": "t"}))
         .collect();
     vec![
+        case(
+            "unknown fusion",
+            query(json!({"query": "q", "fusion": "max"})),
+            S::BAD_REQUEST,
+            "invalid_argument",
+            "fusion must be \"convex\" or \"rrf\"",
+        ),
+        case(
+            "keyword weight out of range",
+            query(json!({"query": "q", "keywordWeight": 1.5})),
+            S::BAD_REQUEST,
+            "invalid_argument",
+            "keywordWeight must be within [0, 1]",
+        ),
+        case(
+            "rrf constant with the convex fusion",
+            query(json!({"query": "q", "fusion": "convex", "rrfK": 60})),
+            S::BAD_REQUEST,
+            "invalid_argument",
+            "rrfK applies to fusion \"rrf\" only",
+        ),
         case(
             "empty query",
             query(json!({"query": ""})),

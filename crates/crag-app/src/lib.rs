@@ -34,7 +34,7 @@ pub use auth::{Caller, TokenSet};
 pub use collections::{CollectionInfo, Collections, Descriptor};
 pub use compose::Adapters;
 pub use error::{AppError, Code};
-pub use requests::{DocumentParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};
+pub use requests::{DocumentParams, FusionParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};
 pub use runtime::{
     bind, config_from_args, exit_code, init_tracing, reload_tokens, serve_gracefully, server_main,
     shutdown_signal, spawn_token_reload, ShutdownFuture, SERVER_LOG_FILTER,

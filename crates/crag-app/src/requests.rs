@@ -9,6 +9,10 @@ use crag_engine::QueryRequest;
 
 use crag_config::LimitsSection;
 
+mod fusion;
+
+pub use fusion::FusionParams;
+
 /// Results returned when the caller does not say.
 pub const DEFAULT_TOP_K: usize = 10;
 
@@ -29,7 +33,7 @@ fn invalid<T>(message: impl Into<String>) -> Result<T, Invalid> {
 }
 
 /// A query as a caller sent it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueryParams {
     /// The question or keywords.
     pub query: String,
@@ -60,6 +64,8 @@ pub struct QueryParams {
     pub scope: Option<MetadataFilter>,
     /// Caller's session, echoed back.
     pub session_id: Option<String>,
+    /// How this query's retrievals fuse their legs; unset: the configured fusion.
+    pub fusion: FusionParams,
 }
 
 /// A document as a caller sent it.
@@ -219,6 +225,7 @@ impl Limits {
         request.use_crag = p.use_crag.unwrap_or(true);
         request.use_web_search = p.use_web_search.unwrap_or(true);
         request.use_rerank = p.use_rerank.unwrap_or(true);
+        request.fusion = p.fusion.resolve()?;
         request.filter = ChunkFilter {
             source_prefix: p.source_prefix.clone().filter(|s| !s.is_empty()),
             kinds,

@@ -9,6 +9,7 @@ use crate::cgrag::CgragComponents;
 use crate::code;
 use crate::crag::{CragComponents, CragConfig, CragMetrics, CragRuntime};
 use crate::error::{EngineError, Result};
+use crate::fusion::Fusion;
 use crate::ingest::{IngestProgress, IngestReport, Ingestor};
 use crate::query_vectors::QueryVectors;
 use crate::readers::{Scope, Skipped};
@@ -226,12 +227,25 @@ impl Engine {
         top_k: TopK,
         filter: &ChunkFilter,
     ) -> Result<Retrieval> {
+        self.retrieve_fused(query, top_k, filter, None).await
+    }
+
+    /// Like [`Engine::retrieve_with`], fusing the legs with `fusion` instead of the configured
+    /// fusion when it is given (a caller comparing fusions on one query).
+    pub async fn retrieve_fused(
+        &self,
+        query: &Query,
+        top_k: TopK,
+        filter: &ChunkFilter,
+        fusion: Option<Fusion>,
+    ) -> Result<Retrieval> {
         let text = query.as_str();
         self.retrieve_legs(
             KeywordInput::Text(text),
             VectorInput::Text(text),
             top_k,
             filter,
+            fusion,
         )
         .await
     }
@@ -244,12 +258,14 @@ impl Engine {
         vector: &[f32],
         top_k: TopK,
         filter: &ChunkFilter,
+        fusion: Option<Fusion>,
     ) -> Result<Retrieval> {
         self.retrieve_legs(
             KeywordInput::Terms(terms),
             VectorInput::Vector(vector),
             top_k,
             filter,
+            fusion,
         )
         .await
     }

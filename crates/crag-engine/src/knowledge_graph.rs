@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::engine::{Engine, KeywordInput, Retrieval, VectorInput};
 use crate::error::Result;
+use crate::fusion::Fusion;
 
 /// What the knowledge-graph route added to a query.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -113,11 +114,15 @@ impl Engine {
         query: &Query,
         top_k: TopK,
         filter: &ChunkFilter,
+        fusion: Option<Fusion>,
     ) -> Result<(Retrieval, GraphExpansion)> {
         let tokens = self.keyword_index().analyze(query.as_str());
         let expansion = self.expand_tokens(&tokens).await?;
         if expansion.terms.is_empty() {
-            return Ok((self.retrieve_with(query, top_k, filter).await?, expansion));
+            return Ok((
+                self.retrieve_fused(query, top_k, filter, fusion).await?,
+                expansion,
+            ));
         }
         let weighted = graph_query(&tokens, &expansion.terms, self.config().graph.weight);
         // Weighted index terms for the keyword leg, the query text embedded for the vector leg.
@@ -127,6 +132,7 @@ impl Engine {
                 VectorInput::Text(query.as_str()),
                 top_k,
                 filter,
+                fusion,
             )
             .await?;
         Ok((retrieval, expansion))

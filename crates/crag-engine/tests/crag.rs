@@ -895,7 +895,7 @@ async fn llm_evaluator_judges_with_the_model_and_never_guesses() {
 #[tokio::test]
 async fn refinement_trims_documents_to_their_relevant_sentences() {
     let config = CragConfig {
-        refine: crag_expansion::RefineConfig {
+        refine: crag_refine::RefineConfig {
             sentences_per_strip: 1,
             ..Default::default()
         },

@@ -137,7 +137,7 @@ async fn a_query_is_expanded_by_terms_one_and_two_hops_away() {
     assert_eq!(keyword_documents(&plain.hits), set(&["a.md", "b.md"]));
     let (expanded, _) = f
         .engine
-        .retrieve_graph(&query("p53"), top, &ChunkFilter::default())
+        .retrieve_graph(&query("p53"), top, &ChunkFilter::default(), None)
         .await
         .unwrap();
     assert_eq!(

@@ -292,7 +292,7 @@ async fn run_stage(
                 engine.retrieve(q, depth).await?.hits
             } else {
                 let (r, expansion) = engine
-                    .retrieve_graph(q, depth, &ChunkFilter::default())
+                    .retrieve_graph(q, depth, &ChunkFilter::default(), None)
                     .await?;
                 expanded = Some(expansion.terms.len());
                 r.hits

@@ -1,5 +1,7 @@
-//! Query expansion, rewriting, rank-fusion merging, token-budget packing and knowledge
-//! refinement of crag: the pure text logic behind the corrective actions of Corrective RAG.
+//! What crag searches with next: query expansion, rewriting, pseudo-relevance feedback, the
+//! term graph's expansion, and the rank-fusion merge of the retrievals they make. The pure
+//! text logic behind Corrective RAG's second retrievals (what it returns of them, refinement
+//! and packing, is `crag-refine`).
 //!
 //! - [`QueryExpander`] adds synonyms from a [`SynonymTable`] to a query, at most
 //!   [`DEFAULT_MAX_SYNONYMS_PER_TERM`] (2) per matched term, for the second retrieval of an
@@ -15,43 +17,28 @@
 //! - [`feedback_order`] reranks a retrieval's top candidates by their embeddings' similarity
 //!   to its first results ([`FeedbackRerankConfig`]: 30 candidates, 2 feedback documents,
 //!   weight 1), pseudo-relevance feedback on the document side.
-//! - [`pack_to_budget`] keeps results in order within a token budget
-//!   ([`DEFAULT_TOKEN_BUDGET`] = 8000), skipping what does not fit so that a later, smaller
-//!   item may still fit; [`estimate_tokens`] estimates words × 1.3.
-//! - [`refine`] is the CRAG paper's knowledge refinement without an LLM: documents are
-//!   decomposed into strips of a few sentences ([`split_strips`]), each strip is scored
-//!   (for example with [`lexical_score`]), the best strips are kept within the budget and
-//!   recomposed per document in text order ([`RefineConfig`]: 3 sentences per strip, minimum
-//!   score 0.2, at most 10 strips).
-//!
-//! - [`graph`]: the knowledge graph of prose ([`GraphConfig`]): key terms of chunks, and
+//! - [`term_graph`]: the knowledge graph of prose ([`GraphConfig`]): key terms of chunks, and
 //!   the expansion of a query by walking their co-occurrence graph two hops.
 //!
-//! [`content_terms`] exposes the tokenizer all of these share. No IO, no async, and no
+//! [`tokens`] is the tokenizer all of these share (and `crag-refine` scores strips with). No IO, no async, and no
 //! function panics on any input.
 
-mod budget;
 mod error;
 mod expander;
 mod feedback;
 mod prf;
-mod refine;
 mod rewrite;
 mod rrf;
-mod strips;
 mod synonyms;
 pub mod term_graph;
-mod tokens;
+pub mod tokens;
 
-pub use budget::{estimate_tokens, pack_to_budget, Packed, DEFAULT_TOKEN_BUDGET};
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
 pub use feedback::{feedback_order, FeedbackRerankConfig};
 pub use prf::{rm3, rocchio, PrfConfig};
-pub use refine::{lexical_score, refine, LexicalScorer, RefineConfig, ScoredStrip};
 pub use rewrite::rewrite_keywords;
 pub use rrf::{fuse_ranked, fuse_weighted, rrf_term, Fused, RRF_K};
-pub use strips::{split_strips, Strip};
 pub use synonyms::SynonymTable;
 pub use term_graph::GraphConfig;
 pub use tokens::content_terms;

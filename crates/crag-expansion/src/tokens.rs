@@ -31,7 +31,7 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// Whether `word` (lowercase, normalized) is a stop word.
-pub(crate) fn is_stop_word(word: &str) -> bool {
+pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
 
@@ -44,7 +44,7 @@ fn is_token_char(c: char) -> bool {
 /// Splits `text` into tokens, in order, as slices of the original text: runs of letters,
 /// digits and `' - _ . + #`, trimmed of leading non-alphanumerics and of trailing ones other
 /// than `+`/`#` after a letter ("c++"). Pure punctuation yields no token.
-pub(crate) fn tokens(text: &str) -> Vec<&str> {
+pub fn tokens(text: &str) -> Vec<&str> {
     text.split(|c: char| !is_token_char(c))
         .filter_map(trim_token)
         .collect()
@@ -67,7 +67,7 @@ fn trim_token(raw: &str) -> Option<&str> {
 }
 
 /// Normalizes a token: lowercase, typographic apostrophe to `'`, possessive `'s` removed.
-pub(crate) fn normalize(token: &str) -> String {
+pub fn normalize(token: &str) -> String {
     let lower = token.to_lowercase().replace('\u{2019}', "'");
     match lower.strip_suffix("'s") {
         Some(stem) if !stem.is_empty() => stem.to_owned(),
@@ -76,7 +76,7 @@ pub(crate) fn normalize(token: &str) -> String {
 }
 
 /// Strips a possessive `'s` from an original-case token ("Rust's" -> "Rust").
-pub(crate) fn strip_possessive(token: &str) -> &str {
+pub fn strip_possessive(token: &str) -> &str {
     token
         .strip_suffix("'s")
         .or_else(|| token.strip_suffix("\u{2019}s"))
@@ -101,7 +101,7 @@ pub fn content_terms(text: &str) -> Vec<String> {
 /// as the keyword index stems), so "effects"/"effect", "studies"/"study" and
 /// "running"/"run" meet, and refinement matches the terms BM25 matched. Words with
 /// non-letters ("c++", "node.js", "3.5") are kept whole.
-pub(crate) fn stem(word: &str) -> String {
+pub fn stem(word: &str) -> String {
     if !word.chars().all(char::is_alphabetic) {
         return word.to_owned();
     }

@@ -48,6 +48,7 @@ impl From<AskBody> for AskParams {
                 metadata: b.filters.metadata,
                 scope: None,
                 session_id: b.session_id,
+                fusion: Default::default(),
             },
             new_session: b.new_session,
         }

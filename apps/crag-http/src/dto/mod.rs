@@ -19,7 +19,7 @@ pub use evaluate::{evaluate_response, EvaluateBody, EvaluateDocumentBody, Evalua
 pub use query::{query_response, QueryResponse};
 pub(crate) use query::{results, ResultOutput};
 
-use crag_app::{DocumentParams, QueryParams};
+use crag_app::{DocumentParams, FusionParams, QueryParams};
 use crag_engine::EngineStats;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -58,6 +58,17 @@ pub struct QueryBody {
     /// Restricts retrieval.
     #[serde(default)]
     pub filters: Filters,
+    /// How the BM25 and vector legs are fused for this query: `convex` or `rrf` (default:
+    /// the configured `retrieval.fusion`; implied by `keywordWeight` or `rrfK` when only that
+    /// one is given).
+    #[schema(pattern = "^(convex|rrf)$")]
+    pub fusion: Option<String>,
+    /// The BM25 leg's weight in the convex fusion, in [0, 1] (default 0.5).
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub keyword_weight: Option<f64>,
+    /// The RRF constant, above 0 (default 60).
+    #[schema(exclusive_minimum = 0.0)]
+    pub rrf_k: Option<f64>,
 }
 
 /// Retrieval filters.
@@ -100,6 +111,11 @@ impl From<QueryBody> for QueryParams {
             metadata: b.filters.metadata,
             scope: None,
             session_id: b.session_id,
+            fusion: FusionParams {
+                method: b.fusion,
+                keyword_weight: b.keyword_weight,
+                rrf_k: b.rrf_k,
+            },
         }
     }
 }

@@ -14,6 +14,15 @@ function settings() {
   if (kinds.length) filters.kinds = kinds;
   const metadata = $("metadata").value.trim();
   if (metadata) filters.metadata = JSON.parse(metadata);
+  // The fusion of this query's legs: the configured one unless a method is chosen; the number
+  // is the convex fusion's BM25 weight or the RRF constant.
+  const fusion = {};
+  const method = $("fusion").value;
+  const param = $("fusion-param").value.trim();
+  if (method) {
+    fusion.fusion = method;
+    if (param) fusion[method === "rrf" ? "rrfK" : "keywordWeight"] = Number(param);
+  }
   return {
     mode: $("mode").value,
     collection: $("collection").value.trim(),
@@ -25,6 +34,7 @@ function settings() {
       useRerank: $("rerank").checked,
       useWebSearch: $("web").checked,
       filters,
+      ...fusion,
     },
   };
 }
@@ -165,7 +175,12 @@ function commands(s) {
   const curl = `curl -s ${location.origin}${route(s, s.mode)} -H 'content-type: application/json'${auth} -d '${JSON.stringify(body).replaceAll("'", "'\\''")}'`;
   const f = s.body.filters;
   const grpc = { query: s.body.query, top_k: s.body.topK, use_crag: s.body.useCrag, use_web_search: s.body.useWebSearch };
-  if (s.mode === "query") grpc.use_rerank = s.body.useRerank;
+  if (s.mode === "query") {
+    grpc.use_rerank = s.body.useRerank;
+    if (s.body.fusion) grpc.fusion = s.body.fusion;
+    if (s.body.keywordWeight !== undefined) grpc.keyword_weight = s.body.keywordWeight;
+    if (s.body.rrfK !== undefined) grpc.rrf_k = s.body.rrfK;
+  }
   if (f.sourcePrefix || f.kinds) grpc.filters = { source_prefix: f.sourcePrefix, kinds: f.kinds };
   const meta = s.collection ? ` -H 'x-crag-collection: ${s.collection}'` : "";
   const rpc = s.mode === "ask" ? "Ask" : "Query";

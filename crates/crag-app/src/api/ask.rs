@@ -11,7 +11,7 @@ use crate::requests::{Invalid, QueryParams};
 pub const MAX_SESSIONS_LISTED: usize = 1000;
 
 /// A question as a caller sent it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AskParams {
     /// The question and retrieval settings (`session_id`: the session to continue, 32 hex
     /// digits; an unknown id starts that session).

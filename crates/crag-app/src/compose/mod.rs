@@ -222,7 +222,7 @@ pub async fn upgrade_keyword_index(config: &Config, data_dir: &Path) -> Result<O
         let embedder = OnnxEmbedder::new(embedder_config)?;
         let count = |text: &str| {
             crag_ports::Embedder::count_tokens(&embedder, text)
-                .unwrap_or_else(|_| crag_expansion::estimate_tokens(text))
+                .unwrap_or_else(|_| crag_refine::estimate_tokens(text))
         };
         Ok(crag_tantivy::upgrade(&dir, &count)?)
     })

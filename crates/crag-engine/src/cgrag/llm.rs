@@ -37,9 +37,9 @@ impl LlmGapDetector {
 }
 
 /// The token estimate of a model call's text, which the embedder's tokenizer never sees
-/// (crag's one estimate, [`crag_expansion::estimate_tokens`]).
+/// (crag's one estimate, [`crag_refine::estimate_tokens`]).
 fn estimate_tokens(text: &str) -> u32 {
-    u32::try_from(crag_expansion::estimate_tokens(text)).unwrap_or(u32::MAX)
+    u32::try_from(crag_refine::estimate_tokens(text)).unwrap_or(u32::MAX)
 }
 
 #[async_trait]

@@ -1,6 +1,7 @@
 use std::time::Duration;
 
-use crag_expansion::{FeedbackRerankConfig, PrfConfig, RefineConfig};
+use crag_expansion::{FeedbackRerankConfig, PrfConfig};
+use crag_refine::RefineConfig;
 use crag_routing::RouterConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

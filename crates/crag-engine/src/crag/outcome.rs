@@ -6,9 +6,10 @@ use crag_routing::RoutingDecision;
 use super::artifact::Artifact;
 use super::rerank::RerankOutcome;
 use super::timings::QueryTimings;
+use crate::fusion::Fusion;
 
 /// A query with what the caller wants done to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QueryRequest {
     /// The query.
     pub query: Query,
@@ -24,6 +25,8 @@ pub struct QueryRequest {
     pub use_rerank: bool,
     /// Only indexed chunks passing this filter are retrieved (web results are not filtered).
     pub filter: crag_core::ChunkFilter,
+    /// How every retrieval of the query fuses its two legs; `None`: the configured fusion.
+    pub fusion: Option<Fusion>,
 }
 
 impl QueryRequest {
@@ -37,6 +40,7 @@ impl QueryRequest {
             token_budget: None,
             use_rerank: true,
             filter: crag_core::ChunkFilter::default(),
+            fusion: None,
         }
     }
 }

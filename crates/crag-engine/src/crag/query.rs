@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use crag_core::{Chunk, Correction, CorrectionKind};
-use crag_expansion::{estimate_tokens, pack_to_budget};
+use crag_refine::{estimate_tokens, pack_to_budget};
 use crag_routing::Route;
 
 use super::actions::{JudgedList, PlanState};

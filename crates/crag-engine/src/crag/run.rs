@@ -142,7 +142,12 @@ impl<'a> QueryState<'a> {
         }
         let main = self
             .engine
-            .retrieve_with(&self.request.query, top_k, &self.request.filter)
+            .retrieve_fused(
+                &self.request.query,
+                top_k,
+                &self.request.filter,
+                self.request.fusion,
+            )
             .await?;
         self.warnings.extend(main.warnings.iter().cloned());
         self.query_vector = main.query_vector.clone();
@@ -154,10 +159,10 @@ impl<'a> QueryState<'a> {
             .iter()
             .filter_map(|q| Query::new(q).ok())
             .collect();
-        let results = futures::future::join_all(
-            subs.iter()
-                .map(|q| self.engine.retrieve_with(q, top_k, &self.request.filter)),
-        )
+        let results = futures::future::join_all(subs.iter().map(|q| {
+            self.engine
+                .retrieve_fused(q, top_k, &self.request.filter, self.request.fusion)
+        }))
         .await;
         let mut lists = vec![main.hits];
         let mut floor = main.vector_floor;
@@ -218,7 +223,7 @@ impl<'a> QueryState<'a> {
         let request = self.request;
         match self
             .engine
-            .retrieve_graph(&request.query, top_k, &request.filter)
+            .retrieve_graph(&request.query, top_k, &request.filter, request.fusion)
             .await
         {
             Ok((r, expansion)) => {
@@ -377,7 +382,12 @@ impl<'a> QueryState<'a> {
     pub(crate) async fn retrieve_again(&mut self, query: &Query) -> Result<Retrieval> {
         let r = self
             .engine
-            .retrieve_with(query, self.head_k, &self.request.filter)
+            .retrieve_fused(
+                query,
+                self.head_k,
+                &self.request.filter,
+                self.request.fusion,
+            )
             .await?;
         self.warnings.extend(r.warnings.iter().cloned());
         Ok(r)

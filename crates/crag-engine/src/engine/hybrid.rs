@@ -13,7 +13,7 @@ use super::{Engine, KeywordInput, Retrieval, RetrievalTimings, VectorInput, FILT
 use crate::code;
 use crate::config::RetrievalScope;
 use crate::error::Result;
-use crate::fusion::{first_per_document, fuse, fuse_ids, per_document, per_document_ids};
+use crate::fusion::{first_per_document, fuse, fuse_ids, per_document, per_document_ids, Fusion};
 
 /// How far the vector-only search widens past `k` to replace hits outside the catalogue.
 const ORPHAN_WIDENING: usize = 8;
@@ -38,8 +38,10 @@ impl Engine {
         vector_input: VectorInput<'_>,
         top_k: TopK,
         filter: &ChunkFilter,
+        fusion: Option<Fusion>,
     ) -> Result<Retrieval> {
         let started = Instant::now();
+        let fusion = fusion.unwrap_or(self.config.fusion);
         if let Some(metadata) = &filter.metadata {
             self.check_metadata_filter(metadata).await?;
         }
@@ -70,32 +72,34 @@ impl Engine {
         };
         let t = Instant::now();
         let (mut hits, vector_floor) = match vector {
-            VectorHits::Ids(ids) => match self.fuse_read(&keyword, ids, top_k.get()).await {
-                Ok(fused) => fused,
-                Err(error) => {
-                    // The keyword index could not give the vector hits' chunks: read them
-                    // from the vector index, keeping those its membership test lists.
-                    tracing::warn!(%error, "reading vector hits from the keyword index failed");
-                    warnings.push(format!(
-                        "reading vector hits from the keyword index failed ({error}); \
+            VectorHits::Ids(ids) => {
+                match self.fuse_read(&keyword, ids, fusion, top_k.get()).await {
+                    Ok(fused) => fused,
+                    Err(error) => {
+                        // The keyword index could not give the vector hits' chunks: read them
+                        // from the vector index, keeping those its membership test lists.
+                        tracing::warn!(%error, "reading vector hits from the keyword index failed");
+                        warnings.push(format!(
+                            "reading vector hits from the keyword index failed ({error}); \
                          read from the vector index"
-                    ));
-                    let vector = match &query_vector {
-                        Some(q) => self.vectors.nearest(q, depth).await.unwrap_or_else(|e| {
-                            // Both indexes failed in turn: the keyword leg's hits still answer.
-                            tracing::warn!(error = %e, "vector leg failed");
-                            warnings.push(format!("vector leg failed: {e}"));
-                            Vec::new()
-                        }),
-                        None => Vec::new(),
-                    };
-                    let vector = self.catalogued(&keyword, vector).await;
-                    self.fuse_chunks(keyword, vector, filter, top_k.get())
-                        .await?
+                        ));
+                        let vector = match &query_vector {
+                            Some(q) => self.vectors.nearest(q, depth).await.unwrap_or_else(|e| {
+                                // Both indexes failed in turn: the keyword leg's hits still answer.
+                                tracing::warn!(error = %e, "vector leg failed");
+                                warnings.push(format!("vector leg failed: {e}"));
+                                Vec::new()
+                            }),
+                            None => Vec::new(),
+                        };
+                        let vector = self.catalogued(&keyword, vector).await;
+                        self.fuse_chunks(keyword, vector, filter, fusion, top_k.get())
+                            .await?
+                    }
                 }
-            },
+            }
             VectorHits::Chunks(vector) => {
-                self.fuse_chunks(keyword, vector, filter, top_k.get())
+                self.fuse_chunks(keyword, vector, filter, fusion, top_k.get())
                     .await?
             }
         };
@@ -301,6 +305,7 @@ impl Engine {
         &self,
         keyword: &[ScoredChunk],
         mut vector: Vec<ScoredId>,
+        fusion: Fusion,
         top_k: usize,
     ) -> PortResult<(Vec<FusedHit>, Option<f32>)> {
         let known: HashMap<&str, &Chunk> = keyword
@@ -321,7 +326,7 @@ impl Engine {
                     (keyword_scores, vector_scores) =
                         per_document_ids(&keyword_scores, vector_scores);
                 }
-                let fused = fuse_ids(&keyword_scores, &vector_scores, self.config.fusion, top_k);
+                let fused = fuse_ids(&keyword_scores, &vector_scores, fusion, top_k);
                 let kept: HashSet<&str> = fused.iter().map(|f| f.id).collect();
                 let wanted: Vec<ChunkId> = vector
                     .iter()
@@ -369,6 +374,7 @@ impl Engine {
         keyword: Vec<ScoredChunk>,
         vector: Vec<ScoredChunk>,
         filter: &ChunkFilter,
+        fusion: Fusion,
         top_k: usize,
     ) -> Result<(Vec<FusedHit>, Option<f32>)> {
         let (mut keyword, mut vector) = self.keep(keyword, vector, filter).await?;
@@ -376,7 +382,7 @@ impl Engine {
         if self.config.scope == RetrievalScope::Documents {
             (keyword, vector) = per_document(keyword, vector);
         }
-        Ok((fuse(&keyword, &vector, self.config.fusion, top_k), floor))
+        Ok((fuse(&keyword, &vector, fusion, top_k), floor))
     }
 
     /// Keeps the vector hits whose chunk the keyword catalogue lists: a document whose write

@@ -164,7 +164,13 @@ async fn feedback(run: &mut QueryState<'_>, current: &[Artifact]) -> Result<Opti
     }
     let retrieval = run
         .engine
-        .retrieve_expanded(&terms, &vector, run.head_k, &run.request.filter)
+        .retrieve_expanded(
+            &terms,
+            &vector,
+            run.head_k,
+            &run.request.filter,
+            run.request.fusion,
+        )
         .await?;
     run.warnings.extend(retrieval.warnings.iter().cloned());
     let shown: Vec<String> = terms

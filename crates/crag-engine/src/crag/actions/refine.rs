@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind, Verdict};
-use crag_expansion::{refine, LexicalScorer};
+use crag_refine::{refine, LexicalScorer};
 
 use super::{boxed, Action, CorrectiveAction, JudgedList};
 use crate::crag::artifact::Artifact;

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::strips::{split_strips, Strip};
-use crate::tokens::{content_terms, normalize, stem, tokens};
+use crag_expansion::tokens::{content_terms, normalize, stem, tokens};
 
 /// Tunables of [`refine`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -291,6 +291,16 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn lexical_scores_stay_in_range(query in "\\PC{0,80}", strip in "\\PC{0,80}") {
+            let score = lexical_score(&query, &strip);
+            prop_assert!((0.0..=1.0).contains(&score));
+            prop_assert_eq!(
+                lexical_score(&query, &query) > 0.0,
+                !crag_expansion::tokens::tokens(&query).is_empty()
+            );
+        }
+
         #[test]
         fn never_exceeds_the_budget_or_max_strips(
             docs in prop::collection::vec("[a-d .!?\n]{0,120}", 0..5),
