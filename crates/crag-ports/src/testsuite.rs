@@ -12,6 +12,7 @@ use crate::KeywordIndex;
 mod embedder;
 mod evaluator;
 mod feedback;
+mod gaps;
 mod language_model;
 mod metadata;
 mod rerank;
@@ -24,6 +25,7 @@ mod websearch;
 pub use embedder::embedder_suite;
 pub use evaluator::{relevance_evaluator_suite, sample_evaluation_input};
 use feedback::{document_frequencies_contract, weighted_terms_contract};
+pub use gaps::{gap_detector_suite, sample_gap_context, MAX_GAP_CHARS, SAMPLE_GAP_QUESTION};
 pub use language_model::{language_model_suite, sample_completion_request};
 pub use metadata::{
     filter_matches_brute_force, metadata_chunks, metadata_filter_suite, sample_filters,

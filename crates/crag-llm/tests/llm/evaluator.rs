@@ -295,3 +295,54 @@ async fn requests_run_concurrently() {
     assert_eq!(server.calls(), 4);
     assert!(server.max_in_flight() > 1, "requests were sent one by one");
 }
+
+/// The words of `text` that carry meaning: lowercased runs of letters and digits, of three
+/// characters or more, without the question words.
+fn terms(text: &str) -> std::collections::BTreeSet<String> {
+    const STOP: [&str; 8] = ["how", "does", "what", "the", "and", "why", "which", "when"];
+    text.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| w.chars().count() >= 3 && !STOP.contains(&w.as_str()))
+        .collect()
+}
+
+/// An evaluation service that judges what it is sent: the score is the share of the query's
+/// terms the context contains, the reasoning names them, the verdict is left to the client.
+fn term_overlap(r: &Recorded) -> Reply {
+    let (query, context) = (terms(&r.field("query")), terms(&r.field("context")));
+    if query.is_empty() {
+        return Reply::json(400, json!({"error": "no query terms"}));
+    }
+    let found: Vec<&String> = query.intersection(&context).collect();
+    let score = found.len() as f64 / query.len() as f64;
+    Reply::json(
+        200,
+        json!({"score": score, "reasoning": format!("{} of {} query terms in the context: {found:?}", found.len(), query.len())}),
+    )
+}
+
+#[tokio::test]
+async fn passes_the_relevance_evaluator_suite() {
+    let server = FakeServer::start(|_, r| term_overlap(r)).await;
+    let evaluator = HttpEvaluator::new(config(server.url("/evaluate"))).expect("evaluator");
+    crag_ports::testsuite::relevance_evaluator_suite(&evaluator).await;
+    // The suite asks three times: the empty list is judged without the service, each of the
+    // two others sends the joined context and each of the three documents.
+    assert_eq!(server.calls(), 8, "{:?}", server.requests());
+
+    // The scores are the service's reading of what it was sent, in the documents' order:
+    // "vitamin", "bone" and "density" of four query terms in the first document, "vitamin"
+    // in the second, none in the third, the first's three in the joined context.
+    let (query, docs) = crag_ports::testsuite::sample_evaluation_input();
+    let evaluation = evaluator.evaluate(&query, &docs).await.expect("evaluation");
+    assert!(close(evaluation.document_scores[0], 0.75), "{evaluation:?}");
+    assert!(close(evaluation.document_scores[1], 0.25), "{evaluation:?}");
+    assert!(close(evaluation.document_scores[2], 0.0), "{evaluation:?}");
+    assert!((evaluation.score - 0.75).abs() < 1e-6, "{evaluation:?}");
+    assert_eq!(evaluation.verdict, Verdict::Correct, "derived: 0.75 >= 0.7");
+    assert!(
+        evaluation.reasoning.starts_with("3 of 4 query terms"),
+        "{}",
+        evaluation.reasoning
+    );
+}
