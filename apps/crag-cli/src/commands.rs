@@ -32,13 +32,13 @@ impl Context {
 
     /// The embedded stack on the configured data directory, without the Corrective RAG adapters.
     pub(crate) async fn engine(&self, engine: EngineConfig) -> Result<Engine> {
-        crag_app::compose::open_indexes(
+        Ok(crag_app::compose::open_indexes(
             &self.config,
             self.data_dir(),
             &self.config.vectors_uri(),
             engine,
         )
-        .await
+        .await?)
     }
 }
 

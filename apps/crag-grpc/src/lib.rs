@@ -427,13 +427,13 @@ pub async fn serve(
         .http2_keepalive_interval(Some(limits.keepalive_interval))
         .http2_keepalive_timeout(Some(limits.keepalive_timeout))
         .add_routes(routes);
-    crag_app::serve_gracefully(
+    Ok(crag_app::serve_gracefully(
         |signal| router.serve_with_incoming_shutdown(incoming, signal),
         shutdown,
         grace,
         "gRPC",
     )
-    .await
+    .await?)
 }
 
 /// Binds `addr` and serves `service` until `shutdown` resolves; health turns NOT_SERVING

@@ -181,13 +181,13 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    crag_app::serve_gracefully(
+    Ok(crag_app::serve_gracefully(
         |signal| conn::serve_connections(listener, router, connections, signal),
         shutdown,
         grace,
         "HTTP",
     )
-    .await
+    .await?)
 }
 
 /// Binds `addr` and serves the engine until `shutdown` resolves; `/readyz` turns 503 first.

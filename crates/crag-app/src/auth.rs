@@ -6,7 +6,7 @@ use std::fmt;
 use crag_core::MetadataFilter;
 
 use crate::Config;
-use anyhow::Result;
+use crag_config::Result;
 
 /// Who is calling, as its token says: the collections and documents it sees, whether it may
 /// write and manage collections. The default (authentication off, or a token of

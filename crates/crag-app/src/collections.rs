@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use crag_config::error_chain;
+
+use crate::compose::{ComposeError, Context as _};
 use crag_config::{check_collection_name, DEFAULT_COLLECTION};
 use crag_engine::{Engine, EngineStats};
 use serde::{Deserialize, Serialize};
@@ -179,7 +181,11 @@ impl Collections {
             .map_err(|e| {
                 AppError::new(
                     Code::Unavailable,
-                    format!("collection `{}` cannot be opened: {e:#}", descriptor.name),
+                    format!(
+                        "collection `{}` cannot be opened: {}",
+                        descriptor.name,
+                        error_chain(&e)
+                    ),
                 )
             })
     }
@@ -247,7 +253,7 @@ impl Collections {
     async fn open_new(&self, descriptor: &mut Descriptor, dir: &Path) -> Result<Engine, AppError> {
         let engine = self.build(descriptor).await?;
         descriptor.embedding_model = engine.embedder().model_id().to_owned();
-        write_descriptor(dir, descriptor).map_err(|e| AppError::internal(format!("{e:#}")))?;
+        write_descriptor(dir, descriptor).map_err(|e| AppError::internal(error_chain(&e)))?;
         Ok(engine)
     }
 
@@ -298,7 +304,7 @@ impl Collections {
             let vectors = format!("{}/{COLLECTIONS_DIR}/{name}", uri.trim_end_matches('/'));
             if uri.contains("://") {
                 let options = crate::compose::store_options(&self.base)
-                    .map_err(|e| AppError::internal(format!("{e:#}")))?;
+                    .map_err(|e| AppError::internal(error_chain(&e)))?;
                 crag_lancedb::drop_database(&vectors, &options)
                     .await
                     .map_err(|e| AppError::internal(format!("cannot drop {vectors}: {e}")))?;
@@ -320,7 +326,7 @@ fn dir_of(base: &Config, name: &str) -> PathBuf {
 pub fn config_for(base: &Config, descriptor: &Descriptor) -> Result<Config, AppError> {
     let mut config = base
         .with_overrides(&descriptor.overrides)
-        .map_err(|e| invalid(format!("overrides: {e:#}")))?;
+        .map_err(|e| invalid(format!("overrides: {}", error_chain(&e))))?;
     config.data_dir = dir_of(base, &descriptor.name);
     config.vectors_uri = base.vectors_uri.as_ref().map(|uri| {
         format!(
@@ -361,7 +367,11 @@ pub fn collection_config(base: &Config, name: &str) -> Result<Config, AppError> 
 /// The whole engine of collection `name` (every adapter wired, as [`crate::compose::engine`])
 /// with `config` ([`collection_config`], perhaps adjusted), its sessions in its namespace of
 /// `base`'s session store: what a one-shot command uses instead of a server's [`Collections`].
-pub async fn open_collection(base: &Config, name: &str, config: &Config) -> anyhow::Result<Engine> {
+pub async fn open_collection(
+    base: &Config,
+    name: &str,
+    config: &Config,
+) -> Result<Engine, ComposeError> {
     if name == DEFAULT_COLLECTION {
         return crate::compose::engine(config).await;
     }
@@ -406,8 +416,8 @@ fn fix_precision(
 }
 
 /// Writes `descriptor` into `dir` atomically (a temporary file renamed).
-fn write_descriptor(dir: &Path, descriptor: &Descriptor) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(descriptor)?;
+fn write_descriptor(dir: &Path, descriptor: &Descriptor) -> Result<(), ComposeError> {
+    let text = serde_json::to_string_pretty(descriptor).map_err(ComposeError::other)?;
     let tmp = dir.join(format!("{DESCRIPTOR_FILE}.tmp"));
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, dir.join(DESCRIPTOR_FILE))

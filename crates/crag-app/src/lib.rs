@@ -32,7 +32,8 @@ pub use api::{
 };
 pub use auth::{Caller, TokenSet};
 pub use collections::{CollectionInfo, Collections, Descriptor};
-pub use compose::Adapters;
+pub use compose::{Adapters, ComposeError};
+pub use crag_config::{error_chain, ConfigError};
 pub use error::{AppError, Code};
 pub use requests::{DocumentParams, FusionParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};
 pub use runtime::{

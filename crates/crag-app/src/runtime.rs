@@ -8,8 +8,10 @@ use std::pin::Pin;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Result};
+use crag_config::{error_chain, ConfigError};
 
+use crate::compose::error::bail;
+use crate::compose::{BoxError, ComposeError, Context as _, Result};
 use crate::Config;
 
 /// Default log filter of the servers: requests at info, LanceDB's per-query plans hidden.
@@ -38,13 +40,7 @@ pub fn config_from_args(
     let mut path = std::env::var_os("CRAG_CONFIG").map(PathBuf::from);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--config" => {
-                path = Some(
-                    args.next()
-                        .ok_or_else(|| anyhow!("--config needs a file"))?
-                        .into(),
-                )
-            }
+            "--config" => path = Some(args.next().context("--config needs a file")?.into()),
             "-h" | "--help" => {
                 println!("{usage}\n\n{about}; see docs/configuration.md.");
                 return Ok(None);
@@ -52,32 +48,35 @@ pub fn config_from_args(
             other => bail!("unknown argument `{other}` ({usage})"),
         }
     }
-    Config::load(path.as_deref(), std::env::vars()).map(Some)
+    Ok(Config::load(path.as_deref(), std::env::vars()).map(Some)?)
 }
 
 /// The whole `main` of a thin server binary: logging, the configuration from the command line
 /// ([`config_from_args`]), then `serve`; any error is printed and turns into a failure exit code.
-pub async fn server_main<F, Fut>(binary: &str, about: &str, serve: F) -> ExitCode
+pub async fn server_main<F, Fut, E>(binary: &str, about: &str, serve: F) -> ExitCode
 where
     F: FnOnce(Config) -> Fut,
-    Fut: Future<Output = Result<()>>,
+    Fut: Future<Output = Result<(), E>>,
+    E: Into<BoxError>,
 {
     init_tracing(SERVER_LOG_FILTER);
     crate::tls::install_crypto_provider();
     let result = match config_from_args(binary, about, std::env::args().skip(1)) {
-        Ok(Some(config)) => serve(config).await,
+        Ok(Some(config)) => serve(config).await.map_err(Into::into),
         Ok(None) => Ok(()),
-        Err(err) => Err(err),
+        Err(err) => Err(err.into()),
     };
     exit_code(result)
 }
 
-/// The exit code of a binary's outcome; an error is printed to stderr with its causes first.
-pub fn exit_code(result: Result<()>) -> ExitCode {
+/// The exit code of a binary's outcome; an error is printed to stderr followed by its causes
+/// ([`error_chain`]).
+pub fn exit_code<E: Into<BoxError>>(result: Result<(), E>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            let err: BoxError = err.into();
+            eprintln!("error: {}", error_chain(&*err));
             ExitCode::FAILURE
         }
     }
@@ -88,7 +87,7 @@ pub fn exit_code(result: Result<()>) -> ExitCode {
 pub async fn bind(addr: SocketAddr, key: &str, what: &str) -> Result<tokio::net::TcpListener> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| anyhow!("cannot listen on {addr} ({key}): {e}"))?;
+        .with_context(|| format!("cannot listen on {addr} ({key})"))?;
     tracing::info!(%addr, "{what} API listening");
     Ok(listener)
 }
@@ -118,7 +117,7 @@ pub fn spawn_token_reload(
                         tracing::info!("SIGHUP: tokens reloaded from the configuration");
                     }
                     Err(e) => {
-                        tracing::error!(error = %format!("{e:#}"), "SIGHUP: tokens not reloaded; the previous ones stay in force")
+                        tracing::error!(error = %error_chain(&e), "SIGHUP: tokens not reloaded; the previous ones stay in force")
                     }
                 }
             }
@@ -132,7 +131,7 @@ pub fn spawn_token_reload(
 }
 
 /// The tokens the configuration at `path` (with the environment) accepts now.
-pub fn reload_tokens(path: Option<&std::path::Path>) -> Result<crate::TokenSet> {
+pub fn reload_tokens(path: Option<&std::path::Path>) -> Result<crate::TokenSet, ConfigError> {
     let config = Config::load(path, std::env::vars())?;
     crate::TokenSet::from_config(&config)
 }
@@ -179,7 +178,7 @@ pub async fn serve_gracefully<F, E>(
 ) -> Result<()>
 where
     F: Future<Output = std::result::Result<(), E>>,
-    E: Into<anyhow::Error>,
+    E: Into<BoxError>,
 {
     let (began_tx, began_rx) = tokio::sync::oneshot::channel::<()>();
     let server = start(Box::pin(async move {
@@ -194,7 +193,7 @@ where
         }
     };
     tokio::select! {
-        r = server => r.map_err(Into::into),
+        r = server => r.map_err(ComposeError::other),
         () = deadline => {
             tracing::warn!(grace_ms = grace.as_millis() as u64, "{what}: requests still running after the grace period; stopping");
             Ok(())

@@ -5,7 +5,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use crate::compose::error::bail;
+use crate::compose::{Context as _, Result};
 use crag_config::ServerSection;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -125,7 +126,7 @@ mod tests {
             (key.clone(), key.clone(), "server.tls_cert_path"),
             (cert.clone(), other_key, "server.tls_key_path"),
         ] {
-            let error = format!("{:#}", TlsIdentity::from_pem(cert, key).unwrap_err());
+            let error = crate::error_chain(&TlsIdentity::from_pem(cert, key).unwrap_err());
             assert!(error.contains(expected), "{expected}: {error}");
         }
     }
@@ -141,7 +142,7 @@ mod tests {
         );
         server.tls_cert_path = dir.path().join("cert.pem");
         server.tls_key_path = dir.path().join("key.pem");
-        let error = format!("{:#}", TlsIdentity::load(&server).unwrap_err());
+        let error = crate::error_chain(&TlsIdentity::load(&server).unwrap_err());
         assert!(error.contains("server.tls_cert_path"), "{error}");
         std::fs::write(&server.tls_cert_path, cert).unwrap();
         std::fs::write(&server.tls_key_path, key).unwrap();

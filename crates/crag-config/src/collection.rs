@@ -1,7 +1,7 @@
 //! What the configuration knows of collections: their names, and the configuration a
 //! collection runs with (the server's, with the collection's overrides on top).
 
-use anyhow::{anyhow, bail, Result};
+use crate::error::{bail, ConfigError, Result};
 
 use crate::{AdapterSections, Config};
 
@@ -56,12 +56,13 @@ impl<A: AdapterSections> Config<A> {
     ) -> Result<Self> {
         let overrides: toml::Table =
             serde_json::from_value(serde_json::Value::Object(overrides.clone()))
-                .map_err(|e| anyhow!("{e}"))?;
+                .map_err(|e| ConfigError::invalid(e.to_string()))?;
         if let Some(key) = overrides.keys().find(|k| FIXED_KEYS.contains(&k.as_str())) {
             bail!("`{key}` is the server's and cannot be set per collection");
         }
-        let mut table = toml::Table::try_from(self)
-            .map_err(|e| anyhow!("cannot represent the configuration: {e}"))?;
+        let mut table = toml::Table::try_from(self).map_err(|e| {
+            ConfigError::invalid(format!("cannot represent the configuration: {e}"))
+        })?;
         merge(&mut table, &overrides);
         Self::from_table(table)
     }

@@ -7,7 +7,7 @@
 //! variables without `__` (`CRAG_CONFIG`, `CRAG_LOG`, secrets named by `*_env` keys) are not
 //! configuration keys and are left alone.
 
-use anyhow::{anyhow, bail, Result};
+use crate::error::{bail, ConfigError, Result};
 
 use crate::{AdapterSections, Config};
 
@@ -43,14 +43,16 @@ pub(crate) fn apply<A: AdapterSections>(
     table: &mut toml::Table,
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> Result<()> {
-    let defaults = toml::Table::try_from(Config::<A>::default())
-        .map_err(|e| anyhow!("cannot render the default configuration: {e}"))?;
+    let defaults = toml::Table::try_from(Config::<A>::default()).map_err(|e| {
+        ConfigError::invalid(format!("cannot render the default configuration: {e}"))
+    })?;
     for (name, path, raw) in env_overrides(vars) {
         if path.iter().any(String::is_empty) {
             bail!("{name}: empty key segment (use one `__` between levels)");
         }
-        let value = typed(&defaults, &path, &raw)
-            .map_err(|why| anyhow!("{name}: `{raw}` {why} for {}", path.join(".")))?;
+        let value = typed(&defaults, &path, &raw).map_err(|why| {
+            ConfigError::invalid(format!("{name}: `{raw}` {why} for {}", path.join(".")))
+        })?;
         let (last, parents) = path.split_last().expect("paths are non-empty");
         let mut node = &mut *table;
         for (depth, key) in parents.iter().enumerate() {
@@ -58,10 +60,10 @@ pub(crate) fn apply<A: AdapterSections>(
                 .entry(key.clone())
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()));
             node = entry.as_table_mut().ok_or_else(|| {
-                anyhow!(
+                ConfigError::invalid(format!(
                     "{name}: {} is a value, not a section",
                     path[..=depth].join(".")
-                )
+                ))
             })?;
         }
         node.insert(last.clone(), value);

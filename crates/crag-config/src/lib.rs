@@ -8,6 +8,7 @@
 mod calibration;
 mod collection;
 mod env;
+mod error;
 mod mcp;
 pub mod reference;
 mod retrieval;
@@ -16,7 +17,6 @@ mod sessions;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context as _, Result};
 use crag_engine::{CgragConfig, ChunkingConfig, CodeConfig, CragConfig, EngineConfig, GraphConfig};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -25,6 +25,9 @@ use serde::{Deserialize, Serialize};
 pub use calibration::{read_calibration, write_calibration};
 pub use collection::{check_name as check_collection_name, DEFAULT_COLLECTION, FIXED_KEYS};
 pub use env::{env_overrides, ENV_PREFIX};
+pub use error::{error_chain, ConfigError, Result};
+
+use error::bail;
 pub use mcp::McpSection;
 pub use retrieval::{
     FusionKind, RetrievalSection, ScopeKind, DEFAULT_BM25_B, DEFAULT_BM25_DOCUMENT_TITLE_WEIGHT,
@@ -141,25 +144,23 @@ impl<A: AdapterSections> Config<A> {
     ) -> Result<Self> {
         let mut table = match path {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("failed to read configuration {}", path.display()))?;
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    what: "configuration",
+                    path: path.to_path_buf(),
+                    source,
+                })?;
                 text.parse::<toml::Table>()
-                    .map_err(|e| anyhow!("{e}"))
-                    .with_context(|| format!("invalid configuration {}", path.display()))?
+                    .map_err(|e| ConfigError::from(e).within("configuration", Some(path)))?
             }
             None => toml::Table::new(),
         };
         env::apply::<A>(&mut table, vars)?;
-        let config = Self::from_table(table).with_context(|| match path {
-            Some(path) => format!("invalid configuration {}", path.display()),
-            None => "invalid configuration".to_string(),
-        })?;
-        Ok(config)
+        Self::from_table(table).map_err(|e| e.within("configuration", path))
     }
 
     /// Parses TOML text (no environment overrides) and validates it.
     pub fn parse(text: &str) -> Result<Self> {
-        let table = text.parse::<toml::Table>().map_err(|e| anyhow!("{e}"))?;
+        let table = text.parse::<toml::Table>()?;
         Self::from_table(table)
     }
 
@@ -198,7 +199,7 @@ impl<A: AdapterSections> Config<A> {
         }
         self.chunking
             .validate()
-            .map_err(|e| anyhow!("chunking: {e}"))?;
+            .map_err(|e| ConfigError::invalid(format!("chunking: {e}")))?;
         self.retrieval.validate()?;
         self.embedder.validate()?;
         self.vector_index.validate()?;
@@ -208,7 +209,7 @@ impl<A: AdapterSections> Config<A> {
         self.code.validate()?;
         self.knowledge_graph
             .validate()
-            .map_err(|e| anyhow!("{e}"))?;
+            .map_err(ConfigError::invalid)?;
         if self.crag.router.knowledge_graph != Default::default() && !self.knowledge_graph.enabled {
             bail!(
                 "crag.router.knowledge_graph routes queries to the knowledge graph: set knowledge_graph.enabled = true"
@@ -267,14 +268,17 @@ impl<A: AdapterSections> Config<A> {
                 scoped.token = "<redacted>".into();
             }
         }
-        toml::to_string(&shown).context("failed to render the configuration")
+        toml::to_string(&shown).map_err(|source| ConfigError::Render {
+            what: "configuration",
+            source,
+        })
     }
 }
 
 /// `T` from a table; the error names the dotted path of the offending key.
 fn deserialize<T: DeserializeOwned>(table: toml::Table) -> Result<T> {
     serde_path_to_error::deserialize(toml::Value::Table(table))
-        .map_err(|e| anyhow!("{}: {}", e.path(), e.inner()))
+        .map_err(|e| ConfigError::invalid(format!("{}: {}", e.path(), e.inner())))
 }
 
 /// The properties of an object schema: the top-level keys of the file it describes.

@@ -1,6 +1,6 @@
 //! `[mcp]`: the Model Context Protocol server (`crag mcp` over stdio, `/mcp` over HTTP).
 
-use anyhow::{bail, Result};
+use crate::error::{bail, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! `[retrieval]`: hybrid retrieval's tunables.
 
-use anyhow::{bail, Result};
+use crate::error::{bail, Result};
 use crag_engine::{EngineConfig, Fusion, RetrievalScope, DEFAULT_KEYWORD_WEIGHT};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -5,7 +5,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use crate::error::{bail, ConfigError, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -285,8 +285,9 @@ impl AuthSection {
             }
             scoped_filter(i, scoped)?;
             for name in &scoped.collections {
-                crate::collection::check_name(name)
-                    .map_err(|e| anyhow::anyhow!("auth.scoped[{i}].collections: {e}"))?;
+                crate::collection::check_name(name).map_err(|e| {
+                    ConfigError::invalid(format!("auth.scoped[{i}].collections: {e}"))
+                })?;
             }
         }
         Ok(())
@@ -303,7 +304,10 @@ impl AuthSection {
             .map(|(i, scoped)| {
                 let token = if scoped.token.is_empty() {
                     var(&scoped.token_env).ok_or_else(|| {
-                        anyhow::anyhow!("auth.scoped[{i}]: ${} is not set", scoped.token_env)
+                        ConfigError::invalid(format!(
+                            "auth.scoped[{i}]: ${} is not set",
+                            scoped.token_env
+                        ))
                     })?
                 } else {
                     scoped.token.clone()
@@ -344,7 +348,7 @@ fn scoped_filter(i: usize, scoped: &ScopedToken) -> Result<Option<crag_core::Met
     }
     crag_core::MetadataFilter::from_json(&serde_json::Value::Object(scoped.filter.clone()))
         .map(Some)
-        .map_err(|e| anyhow::anyhow!("auth.scoped[{i}].filter: {e}"))
+        .map_err(|e| ConfigError::invalid(format!("auth.scoped[{i}].filter: {e}")))
 }
 
 fn check_tokens(key: &str, tokens: &[String]) -> Result<()> {

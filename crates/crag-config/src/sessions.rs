@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use crate::error::{bail, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -55,11 +55,11 @@ fn empty_file_is_the_defaults() {
 #[test]
 fn unknown_keys_are_named() {
     let err = Config::parse("[crag]\ntoken_budgett = 3\n").unwrap_err();
-    assert!(format!("{err:#}").contains("token_budgett"), "{err:#}");
+    assert!(error_chain(&err).contains("token_budgett"), "{err:#}");
     let err = Config::parse("[web_search]\nprovider = \"bing\"\n").unwrap_err();
-    assert!(format!("{err:#}").contains("bing"), "{err:#}");
+    assert!(error_chain(&err).contains("bing"), "{err:#}");
     let err = Config::parse("[web_searchh]\nprovider = \"off\"\n").unwrap_err();
-    let text = format!("{err:#}");
+    let text = error_chain(&err);
     assert!(text.contains("unknown key `web_searchh`"), "{text}");
     assert!(
         text.contains("`web_search`") && text.contains("`crag`"),
@@ -71,14 +71,14 @@ fn unknown_keys_are_named() {
 fn errors_in_adapter_sections_name_their_key() {
     let err = Config::parse("[web_search]\ntimeout_ms = \"soon\"\n").unwrap_err();
     assert!(
-        format!("{err:#}").contains("web_search.timeout_ms"),
+        error_chain(&err).contains("web_search.timeout_ms"),
         "{err:#}"
     );
     let err = Config::parse("[llm]\nbase_url = \"x\"\nmodel = \"m\"\n").unwrap_err();
-    let text = format!("{err:#}");
+    let text = error_chain(&err);
     assert!(text.contains("llm.model: unknown field `model`"), "{text}");
     let err = Config::parse("web_search = 3\n").unwrap_err();
-    assert!(format!("{err:#}").contains("web_search"), "{err:#}");
+    assert!(error_chain(&err).contains("web_search"), "{err:#}");
 }
 
 #[test]
@@ -103,14 +103,14 @@ fn sections_parse() {
 #[test]
 fn ranges_are_explained() {
     let c = Config::parse("[crag]\nweb_search_limit = 0\n").unwrap_err();
-    assert!(format!("{c:#}").contains("web_search_limit"), "{c:#}");
+    assert!(error_chain(&c).contains("web_search_limit"), "{c:#}");
     let c = Config::parse("[server]\ngrpc_max_connection_age_ms = 0\n").unwrap_err();
     assert!(
-        format!("{c:#}").contains("server.grpc_max_connection_age_ms must be positive"),
+        error_chain(&c).contains("server.grpc_max_connection_age_ms must be positive"),
         "{c:#}"
     );
     let c = Config::parse("[server]\ntls_cert_path = \"cert.pem\"\n").unwrap_err();
-    assert!(format!("{c:#}").contains("tls_key_path"), "{c:#}");
+    assert!(error_chain(&c).contains("tls_key_path"), "{c:#}");
     let c =
         Config::parse("[server]\ntls_cert_path = \"c.pem\"\ntls_key_path = \"k.pem\"\n").unwrap();
     assert_eq!(
@@ -186,7 +186,7 @@ fn bad_overrides_name_the_variable_and_key() {
     ];
     for (name, value, expected) in cases {
         let err = Config::load(None, vars(&[(name, value)])).unwrap_err();
-        let text = format!("{err:#}");
+        let text = error_chain(&err);
         assert!(text.contains(expected), "{name}={value}: {text}");
     }
 }
@@ -197,16 +197,16 @@ fn file_errors_name_the_key_and_file() {
     let path = dir.path().join("bad.toml");
     std::fs::write(&path, "[server]\nmax_concurrent_requests = 0\n").unwrap();
     let err = Config::load(Some(&path), vars(&[])).unwrap_err();
-    let text = format!("{err:#}");
+    let text = error_chain(&err);
     assert!(text.contains("bad.toml"), "{text}");
     assert!(text.contains("server.max_concurrent_requests"), "{text}");
     let err = Config::parse("[limits]\nmax_query_chars = -1\n").unwrap_err();
     assert!(
-        format!("{err:#}").contains("limits.max_query_chars"),
+        error_chain(&err).contains("limits.max_query_chars"),
         "{err:#}"
     );
     let err = Config::load(Some(&dir.path().join("missing.toml")), vars(&[])).unwrap_err();
-    assert!(format!("{err:#}").contains("missing.toml"), "{err:#}");
+    assert!(error_chain(&err).contains("missing.toml"), "{err:#}");
 }
 
 #[test]
@@ -286,11 +286,11 @@ fn unreadable_calibration_files_are_named() {
     std::fs::write(&path, "version = 1\n").unwrap();
     let err = read_calibration(&path).unwrap_err();
     assert!(
-        format!("{err:#}").contains("old-calibration.toml"),
+        error_chain(&err).contains("old-calibration.toml"),
         "{err:#}"
     );
     let err = read_calibration(&dir.path().join("absent.toml")).unwrap_err();
-    assert!(format!("{err:#}").contains("absent.toml"), "{err:#}");
+    assert!(error_chain(&err).contains("absent.toml"), "{err:#}");
 }
 
 #[test]
@@ -330,10 +330,10 @@ fn the_fusion_is_configured_and_checked() {
     assert_eq!(rrf.engine_config().rrf_k, 20.0);
 
     let err = Config::parse("[retrieval]\nfusion = \"borda\"\n").unwrap_err();
-    assert!(format!("{err:#}").contains("borda"), "{err:#}");
+    assert!(error_chain(&err).contains("borda"), "{err:#}");
     let err = Config::parse("[retrieval]\nkeyword_weight = 1.5\n").unwrap_err();
     assert!(
-        format!("{err:#}").contains("retrieval.keyword_weight"),
+        error_chain(&err).contains("retrieval.keyword_weight"),
         "{err:#}"
     );
 
@@ -345,7 +345,7 @@ fn the_fusion_is_configured_and_checked() {
         ("bm25_title_weight = -1.0", "retrieval.bm25_title_weight"),
     ] {
         let err = Config::parse(&format!("[retrieval]\n{toml}\n")).unwrap_err();
-        assert!(format!("{err:#}").contains(key), "{err:#}");
+        assert!(error_chain(&err).contains(key), "{err:#}");
     }
 }
 
@@ -376,7 +376,7 @@ fn the_ann_index_policy_is_configured_and_checked() {
     assert!(!off.vector_index.ann);
     let err = Config::parse("[vector_index]\nann_min_rows = 10\n").unwrap_err();
     assert!(
-        format!("{err:#}").contains("vector_index.ann_min_rows must be at least 256"),
+        error_chain(&err).contains("vector_index.ann_min_rows must be at least 256"),
         "{err:#}"
     );
     let c = Config::load(
@@ -388,11 +388,11 @@ fn the_ann_index_policy_is_configured_and_checked() {
     assert_eq!(c.vector_index.index_cache_mib, DEFAULT_INDEX_CACHE_MIB);
     let err = Config::parse("[vector_index]\nindex_cache_mib = 0\n").unwrap_err();
     assert!(
-        format!("{err:#}").contains("vector_index.index_cache_mib must be at least 1"),
+        error_chain(&err).contains("vector_index.index_cache_mib must be at least 1"),
         "{err:#}"
     );
     let err = Config::parse("[vector_index]\nnprobes = 10\n").unwrap_err();
-    assert!(format!("{err:#}").contains("nprobes"), "{err:#}");
+    assert!(error_chain(&err).contains("nprobes"), "{err:#}");
 }
 
 #[test]
@@ -407,14 +407,14 @@ fn the_embedder_precision_and_threads_are_read_and_checked() {
     assert_eq!(c.embedder.precision, EmbedderPrecision::Int8);
     assert_eq!(c.embedder.threads, 1);
     let err = Config::parse("[embedder]\nprecision = \"int4\"\n").unwrap_err();
-    assert!(format!("{err:#}").contains("embedder.precision"), "{err:#}");
+    assert!(error_chain(&err).contains("embedder.precision"), "{err:#}");
     let err = Config::parse("[embedder]\nthreads = 100000\n").unwrap_err();
-    assert!(format!("{err:#}").contains("embedder.threads"), "{err:#}");
+    assert!(error_chain(&err).contains("embedder.threads"), "{err:#}");
     assert_eq!(Config::default().embedder.sessions, 0, "the model's own");
     let c = Config::parse("[embedder]\nsessions = 2\n").unwrap();
     assert_eq!(c.embedder.sessions, 2);
     let err = Config::parse("[embedder]\nsessions = 65\n").unwrap_err();
-    assert!(format!("{err:#}").contains("embedder.sessions"), "{err:#}");
+    assert!(error_chain(&err).contains("embedder.sessions"), "{err:#}");
 }
 
 #[test]
@@ -445,12 +445,12 @@ fn chunking_is_configured_and_checked() {
     );
     let err = Config::parse("[chunking]\nchunk_tokens = 16\noverlap_tokens = 16\n").unwrap_err();
     assert!(
-        format!("{err:#}").contains("overlap_tokens (16) must be smaller"),
+        error_chain(&err).contains("overlap_tokens (16) must be smaller"),
         "{err:#}"
     );
     let err = Config::parse("[chunking]\nchunk_tokens = 0\n").unwrap_err();
     assert!(
-        format!("{err:#}").contains("chunk_tokens must be at least 1"),
+        error_chain(&err).contains("chunk_tokens must be at least 1"),
         "{err:#}"
     );
 }
@@ -498,6 +498,6 @@ write = true
         ),
     ] {
         let err = Config::parse(bad).unwrap_err();
-        assert!(format!("{err:#}").contains(expected), "{bad}: {err:#}");
+        assert!(error_chain(&err).contains(expected), "{bad}: {err:#}");
     }
 }

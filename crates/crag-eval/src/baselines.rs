@@ -4,7 +4,7 @@
 //! document's title or first sentence, retrieved as it is and with its document left out;
 //! [`Engine::self_calibration_samples`]; `crag eval --self-calibrate N`).
 
-use anyhow::{Context as _, Result};
+use crate::error::{Context as _, Result};
 use crag_app::Config;
 use crag_core::{EvalDocument, Evaluation, Query, TopK};
 use crag_engine::readers::read_beir_corpus;

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Context as _, Result};
+use crate::error::{bail, Context as _, Result};
 use crag_app::Config;
 use crag_core::{Query, ReferenceKind, SymbolDef, SymbolKind, TopK};
 use crag_engine::readers::read_path;

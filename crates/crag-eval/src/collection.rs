@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context as _, Result};
+use crate::error::{bail, Context as _, Result};
 use crag_app::Config;
 use crag_core::Query;
 use crag_engine::readers::{read_beir_corpus, BEIR_ID_SEPARATOR};

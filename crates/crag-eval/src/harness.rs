@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
+use crate::error::{BenchError, Context as _, Result};
 use crag_app::{compose::EvaluatorKind, Config};
 use crag_core::{ChunkFilter, Query, TopK};
 use crag_engine::{Engine, IngestProgress, QueryOutcome, QueryRequest};
@@ -361,7 +361,7 @@ async fn throughput(
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(q) = queries.get(i) else {
-                    return Ok::<(), anyhow::Error>(());
+                    return Ok::<(), BenchError>(());
                 };
                 run_stage(&engine, stage, q, crag_top_k, &prefix).await?;
             }

@@ -14,6 +14,7 @@
 mod baselines;
 pub mod code_context;
 pub mod collection;
+mod error;
 pub mod harness;
 pub mod metrics;
 pub mod report;
@@ -23,6 +24,7 @@ mod system;
 
 pub use collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
 pub use crag_judge::auroc;
+pub use error::{BenchError, Result};
 pub use harness::{evaluate, EvalOptions, EvalProgress, QuietProgress, DEPTH};
 pub use metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
 pub use report::{print_report, EvalReport};

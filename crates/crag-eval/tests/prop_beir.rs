@@ -44,7 +44,7 @@ proptest! {
                 let judged: usize = qrels.values().map(|j| j.len()).sum();
                 prop_assert!(judged <= lines.len());
             }
-            Err(e) => prop_assert!(format!("{e:#}").contains("test.tsv"), "{e:#}"),
+            Err(e) => prop_assert!(crag_config::error_chain(&e).contains("test.tsv"), "{e:#}"),
         }
     }
 
@@ -67,7 +67,7 @@ proptest! {
                 }
             }
             Err(e) => {
-                let message = format!("{e:#}");
+                let message = crag_config::error_chain(&e);
                 prop_assert!(message.contains("queries.jsonl") || message.contains("query"), "{message}");
             }
         }

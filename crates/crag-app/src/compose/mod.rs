@@ -4,11 +4,11 @@
 //! names an adapter crate to build it.
 
 mod adapters;
+pub(crate) mod error;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context as _, Result};
 use crag_config::{EmbedderPrecision, EmbedderSection, SessionBackend, VectorIndexSection};
 use crag_engine::{
     CgragComponents, CodeGapDetector, CragComponents, DetectorKind, Engine, EngineConfig,
@@ -21,6 +21,10 @@ use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderCo
 use crag_ports::{Embedder, GapDetector, KeywordIndex, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
 use crag_tantivy::{Bm25, TantivyKeywordIndex};
+
+pub use error::{BoxError, ComposeError, Context, Result};
+
+use error::bail;
 
 pub use adapters::{
     evaluator, language_model, reranker, web_search, Adapters, EvaluatorKind, EvaluatorSection,
@@ -184,7 +188,7 @@ async fn keyword_index(
                 .and_then(|bm25| {
                     bm25.with_document_title_weight(retrieval.bm25_document_title_weight)
                 })
-                .map_err(|message| anyhow::anyhow!("retrieval: {message}"))?;
+                .map_err(|message| ComposeError::invalid(format!("retrieval: {message}")))?;
             Arc::new(TantivyKeywordIndex::open_with(
                 &data_dir.join("keyword"),
                 bm25,
@@ -194,7 +198,7 @@ async fn keyword_index(
             LanceKeywordIndex::open(vectors_uri, KEYWORD_TABLE, &store_options(config)?)
                 .await?
                 .with_title_weight(retrieval.bm25_title_weight)
-                .map_err(|e| anyhow::anyhow!("retrieval.bm25_title_weight: {e}"))?,
+                .map_err(|e| ComposeError::invalid(format!("retrieval.bm25_title_weight: {e}")))?,
         ),
     })
 }

@@ -65,7 +65,7 @@ fn adapter_sections_are_read_and_their_errors_named() {
         ("[rerankerr]\nkind = \"http\"\n", "unknown key `rerankerr`"),
     ] {
         let err = Config::parse(text).unwrap_err();
-        assert!(format!("{err:#}").contains(named), "{text}: {err:#}");
+        assert!(crate::error_chain(&err).contains(named), "{text}: {err:#}");
     }
     let vars = [
         ("CRAG_RERANKER__TIMEOUT_MS", "100"),
@@ -79,7 +79,7 @@ fn adapter_sections_are_read_and_their_errors_named() {
     assert_eq!(c.adapters.evaluator.kind, EvaluatorKind::Calibrated);
     let err = Config::load(None, [("CRAG_RERANKER__TIMEOUT_MS".into(), "soon".into())]);
     assert!(
-        format!("{:#}", err.unwrap_err()).contains("CRAG_RERANKER__TIMEOUT_MS"),
+        crate::error_chain(&err.unwrap_err()).contains("CRAG_RERANKER__TIMEOUT_MS"),
         "the variable is named"
     );
     assert_eq!("llm".parse::<EvaluatorKind>(), Ok(EvaluatorKind::Llm));
@@ -124,7 +124,7 @@ fn calibration_files_with_other_features_are_refused_naming_the_file() {
     calibration.query_model.features[0].name = "retired_feature".into();
     write_calibration(&path, &calibration).unwrap();
     let err = components(&Config::parse(&calibrated_evaluator(&path)).unwrap()).unwrap_err();
-    let message = format!("{err:#}");
+    let message = crate::error_chain(&err);
     assert!(message.contains("old-calibration.toml"), "{message}");
     assert!(message.contains("retired_feature"), "{message}");
 }
@@ -143,7 +143,7 @@ fn a_calibration_fitted_under_another_fusion_is_refused() {
         calibrated_evaluator(&path)
     );
     let err = components(&Config::parse(&config).unwrap()).unwrap_err();
-    let message = format!("{err:#}");
+    let message = crate::error_chain(&err);
     assert!(message.contains("rrf-calibration.toml"), "{message}");
     assert!(message.contains("retrieval.fusion"), "{message}");
     let under_rrf = config.replace("\"convex\"", "\"rrf\"");
@@ -198,7 +198,7 @@ fn an_index_refuses_another_embedding_model() {
     check_embedding_model(dir.path(), "all-MiniLM-L6-v2-int8", 0).unwrap();
     check_embedding_model(dir.path(), "all-MiniLM-L6-v2-int8", 10).unwrap();
     let err = check_embedding_model(dir.path(), "all-MiniLM-L6-v2", 10).unwrap_err();
-    let msg = format!("{err:#}");
+    let msg = crate::error_chain(&err);
     assert!(
         msg.contains("built with the embedding model all-MiniLM-L6-v2-int8")
             && msg.contains("[embedder] precision"),
@@ -207,7 +207,10 @@ fn an_index_refuses_another_embedding_model() {
     // An index from before the record was built by the float32 model.
     let old = tempfile::tempdir().unwrap();
     let err = check_embedding_model(old.path(), "all-MiniLM-L6-v2-int8", 5).unwrap_err();
-    assert!(format!("{err:#}").contains("all-MiniLM-L6-v2,"), "{err:#}");
+    assert!(
+        crate::error_chain(&err).contains("all-MiniLM-L6-v2,"),
+        "{err:#}"
+    );
     check_embedding_model(old.path(), "all-MiniLM-L6-v2", 5).unwrap();
     let recorded = std::fs::read_to_string(old.path().join(EMBEDDING_MODEL_FILE)).unwrap();
     assert_eq!(recorded.trim(), "all-MiniLM-L6-v2");
@@ -271,7 +274,7 @@ fn auto_precision_follows_the_index_and_is_int8_for_a_new_one() {
     std::fs::write(odd.path().join(EMBEDDING_MODEL_FILE), "e5-small\n").unwrap();
     assert_eq!(resolve(Auto, odd.path(), 3), Precision::Float32);
     let err = check_embedding_model(odd.path(), "all-MiniLM-L6-v2", 3).unwrap_err();
-    assert!(format!("{err:#}").contains("e5-small"), "{err:#}");
+    assert!(crate::error_chain(&err).contains("e5-small"), "{err:#}");
 }
 
 #[test]

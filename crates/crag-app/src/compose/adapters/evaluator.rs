@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context as _, Result};
+use crate::compose::error::bail;
+use crate::compose::{Context as _, Result};
 use crag_config::read_calibration;
 use crag_engine::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
 use crag_judge::{HeuristicConfig, LlmJudgeConfig};

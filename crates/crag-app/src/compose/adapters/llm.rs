@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use crate::compose::error::bail;
+use crate::compose::Result;
 use crag_llm::{OpenAiChat, OpenAiChatConfig};
 use crag_ports::LanguageModel;
 use schemars::JsonSchema;

@@ -9,7 +9,8 @@ mod reranker;
 mod storage;
 mod web_search;
 
-use anyhow::{bail, Context as _, Result};
+use crate::compose::error::bail;
+use crate::compose::{Context as _, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use url::Url;

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context as _, Result};
+use crate::compose::error::bail;
+use crate::compose::{Context as _, Result};
 use crag_llm::{HttpReranker, HttpRerankerConfig};
 use crag_onnx::{CrossEncoderAssets, EmbedderAssets, OnnxCrossEncoder, OnnxCrossEncoderConfig};
 use crag_ports::Reranker;

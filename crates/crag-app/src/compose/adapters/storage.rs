@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use crate::compose::error::bail;
+use crate::compose::Result;
 use crag_lancedb::{CacheBudget, StoreOptions};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

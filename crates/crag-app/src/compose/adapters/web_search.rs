@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
+use crate::compose::Result;
 use crag_ports::WebSearch;
 use crag_websearch::{DuckDuckGoConfig, DuckDuckGoSearch, SearxngConfig, SearxngSearch};
 use schemars::JsonSchema;
