@@ -60,9 +60,14 @@ fn query_request() -> impl Strategy<Value = pb::QueryRequest> {
         any::<String>(),
         filters(),
         prop::option::of(any::<bool>()),
+        (
+            prop::sample::select(vec!["", "convex", "rrf", "max", " rrf"]),
+            prop::option::of(any::<f64>()),
+            prop::option::of(any::<f64>()),
+        ),
     )
         .prop_map(
-            |(query, top_k, token_budget, session_id, filters, flag)| pb::QueryRequest {
+            |(query, top_k, token_budget, session_id, filters, flag, fusion)| pb::QueryRequest {
                 query,
                 top_k,
                 token_budget,
@@ -71,6 +76,9 @@ fn query_request() -> impl Strategy<Value = pb::QueryRequest> {
                 use_crag: flag,
                 use_web_search: flag,
                 use_rerank: flag,
+                fusion: fusion.0.to_owned(),
+                keyword_weight: fusion.1,
+                rrf_k: fusion.2,
             },
         )
 }

@@ -70,7 +70,7 @@ const TABLE: &[Row] = &[
     Row {
         media: Some("text/event-stream"),
         ..row(
-            "run_ask",
+            "ask_streamed",
             ("post", "/v1/ask"),
             "crag.v1.Crag/AskStream",
             true,
@@ -202,7 +202,11 @@ const NOT_REMOTE: &[(&str, &str)] = &[
     ("set_ready", "draining at shutdown, not a request"),
     (
         "ask_request",
-        "the validation half of run_ask, called by both streaming transports",
+        "the validation half of ask_streamed, called by both streaming transports",
+    ),
+    (
+        "run_ask",
+        "a checked ask with a pass observer, under ask and ask_streamed",
     ),
     ("metrics_text", "GET /metrics, HTTP only (see HTTP_ONLY)"),
     // Read tools for agents: served over MCP (apps/crag-mcp, `fetch_chunk`,

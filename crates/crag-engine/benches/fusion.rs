@@ -7,9 +7,8 @@ use std::hint::black_box;
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, ScoredChunk, Span};
 use crag_engine::{fuse, reciprocal_rank_fusion, Fusion};
-use crag_expansion::{
-    estimate_tokens, fuse_ranked, pack_to_budget, refine, LexicalScorer, RefineConfig,
-};
+use crag_expansion::fuse_ranked;
+use crag_refine::{estimate_tokens, pack_to_budget, refine, LexicalScorer, RefineConfig};
 use criterion::{criterion_main, Criterion};
 
 /// Builds the `ordinal`-th chunk of one of ten documents, with about 60 words of text.

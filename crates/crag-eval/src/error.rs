@@ -11,7 +11,7 @@ use crag_judge::EvaluationError;
 
 /// What an evaluation could not do.
 #[derive(Debug, thiserror::Error)]
-pub enum BenchError {
+pub enum EvalError {
     /// The configuration is not valid.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -45,10 +45,10 @@ pub enum BenchError {
 }
 
 /// Result alias of this crate.
-pub type Result<T, E = BenchError> = std::result::Result<T, E>;
+pub type Result<T, E = EvalError> = std::result::Result<T, E>;
 
 /// Adds what was being done to an error, as `anyhow::Context` does: the error becomes the
-/// [`BenchError::Context`]'s source.
+/// [`EvalError::Context`]'s source.
 pub(crate) trait Context<T> {
     /// The error under `context`.
     fn context(self, context: impl Into<String>) -> Result<T>;
@@ -58,24 +58,24 @@ pub(crate) trait Context<T> {
 
 impl<T, E: Into<BoxError>> Context<T> for std::result::Result<T, E> {
     fn context(self, context: impl Into<String>) -> Result<T> {
-        self.map_err(|e| BenchError::Context {
+        self.map_err(|e| EvalError::Context {
             context: context.into(),
             source: e.into(),
         })
     }
 
     fn with_context<S: Into<String>>(self, f: impl FnOnce() -> S) -> Result<T> {
-        self.map_err(|e| BenchError::Context {
+        self.map_err(|e| EvalError::Context {
             context: f().into(),
             source: e.into(),
         })
     }
 }
 
-/// Returns early with a [`BenchError::Invalid`] formatted like `format!`.
+/// Returns early with a [`EvalError::Invalid`] formatted like `format!`.
 macro_rules! bail {
     ($($arg:tt)*) => {
-        return Err($crate::error::BenchError::Invalid(format!($($arg)*)))
+        return Err($crate::error::EvalError::Invalid(format!($($arg)*)))
     };
 }
 pub(crate) use bail;

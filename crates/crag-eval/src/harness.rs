@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::error::{BenchError, Context as _, Result};
+use crate::error::{Context as _, EvalError, Result};
 use crag_app::{compose::EvaluatorKind, Config};
 use crag_core::{ChunkFilter, Query, TopK};
 use crag_engine::{Engine, IngestProgress, QueryOutcome, QueryRequest};
@@ -83,7 +83,7 @@ fn ms(d: Duration) -> f64 {
 pub const DEPTH: usize = 100;
 
 /// One query's run through a stage.
-struct Run {
+struct QueryRun {
     /// Corpus ids, best first (each document once, at its best chunk).
     ids: Vec<String>,
     /// The stage's score of each id's chunk: BM25, vector similarity or fused RRF score; 1 / rank
@@ -114,7 +114,7 @@ pub async fn evaluate(
     let judged = stage_list.contains(&Stage::Crag);
     progress.start(collection.queries.len() * stage_list.len());
     let mut stages = Vec::new();
-    let mut per_query: HashMap<Stage, Vec<Run>> = HashMap::new();
+    let mut per_query: HashMap<Stage, Vec<QueryRun>> = HashMap::new();
     for stage in stage_list {
         let (report, runs) = measure_stage(
             engine,
@@ -213,7 +213,7 @@ async fn measure_stage(
     crag_top_k: TopK,
     prefix: &str,
     progress: &dyn EvalProgress,
-) -> Result<(StageReport, Vec<Run>)> {
+) -> Result<(StageReport, Vec<QueryRun>)> {
     progress.stage(stage.name());
     let mut latencies = Vec::with_capacity(collection.queries.len());
     let mut runs = Vec::with_capacity(collection.queries.len());
@@ -248,7 +248,7 @@ async fn measure_stage(
 }
 
 /// Writes one stage's rankings as a TREC run (`qid Q0 docid rank score tag`).
-fn write_run(dir: &Path, stage: Stage, collection: &Collection, runs: &[Run]) -> Result<()> {
+fn write_run(dir: &Path, stage: Stage, collection: &Collection, runs: &[QueryRun]) -> Result<()> {
     use std::fmt::Write as _;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut text = String::new();
@@ -270,7 +270,7 @@ async fn run_stage(
     q: &Query,
     crag_top_k: TopK,
     prefix: &str,
-) -> Result<Run> {
+) -> Result<QueryRun> {
     let depth = TopK::new(DEPTH)?;
     let doc = |id: &str| id.strip_prefix(prefix).unwrap_or(id).to_owned();
     let mut expanded = None;
@@ -329,7 +329,7 @@ async fn run_stage(
         .into_iter()
         .filter(|(d, _)| seen.insert(d.clone()))
         .unzip();
-    Ok(Run {
+    Ok(QueryRun {
         ids,
         scores,
         outcome,
@@ -361,7 +361,7 @@ async fn throughput(
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(q) = queries.get(i) else {
-                    return Ok::<(), BenchError>(());
+                    return Ok::<(), EvalError>(());
                 };
                 run_stage(&engine, stage, q, crag_top_k, &prefix).await?;
             }
@@ -376,7 +376,7 @@ async fn throughput(
 fn stage_report(
     stage: Stage,
     c: &Collection,
-    runs: &[Run],
+    runs: &[QueryRun],
     latencies: &[f64],
     clients: usize,
     qps: Option<f64>,
@@ -410,7 +410,7 @@ fn stage_report(
 
 fn evaluator_report(
     c: &Collection,
-    per_query: &HashMap<Stage, Vec<Run>>,
+    per_query: &HashMap<Stage, Vec<QueryRun>>,
     config: &Config,
     args: &CollectionSpec,
     index: &PreparedIndex,

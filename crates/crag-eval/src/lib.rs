@@ -24,7 +24,7 @@ mod system;
 
 pub use collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};
 pub use crag_judge::auroc;
-pub use error::{BenchError, Result};
+pub use error::{EvalError, Result};
 pub use harness::{evaluate, EvalOptions, EvalProgress, QuietProgress, DEPTH};
 pub use metrics::{mrr_at_k, ndcg_at_k, percentile, recall_at_k, Judgements};
 pub use report::{print_report, EvalReport};
