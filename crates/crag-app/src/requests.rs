@@ -10,8 +10,10 @@ use crag_engine::QueryRequest;
 use crag_config::LimitsSection;
 
 mod fusion;
+mod languages;
 
 pub use fusion::FusionParams;
+pub use languages::code_languages;
 
 /// Results returned when the caller does not say.
 pub const DEFAULT_TOP_K: usize = 10;
@@ -332,14 +334,6 @@ fn check_session_id(raw: &str) -> Result<(), Invalid> {
             "sessionId must be 1 to {MAX_SESSION_ID_BYTES} characters of A-Z a-z 0-9 - _ . :"
         ))
     }
-}
-
-/// The names of the languages code filters accept (`filters.languages`, `crag query
-/// --language`): those crag chunks by syntax.
-pub fn code_languages() -> Vec<&'static str> {
-    crag_syntax::Language::all()
-        .map(crag_syntax::Language::as_str)
-        .collect()
 }
 
 #[cfg(test)]
