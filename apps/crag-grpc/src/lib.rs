@@ -11,12 +11,14 @@ pub mod codec;
 mod collections;
 mod conn;
 mod convert;
+mod health;
 mod metrics;
 #[cfg(test)]
 mod prop_tests;
 
 pub use collections::COLLECTION_METADATA;
 pub use conn::{ConnectionLimits, PrefaceDeadline};
+pub use health::ReadinessHealth;
 pub use metrics::GrpcMetrics;
 
 use std::future::Future;
@@ -111,6 +113,11 @@ impl CragService {
             },
             metrics,
         })
+    }
+
+    /// The application behind the service (its readiness, which health reports).
+    pub fn api(&self) -> Api {
+        self.api.clone()
     }
 
     /// The bounds on connections the configuration sets, which [`serve`] applies.
@@ -351,18 +358,12 @@ fn caller_of<T>(request: &Request<T>) -> Result<Caller, Status> {
         .ok_or_else(|| status(AppError::unauthenticated()))
 }
 
-/// Health reporter of a running server: flip to NOT_SERVING while draining.
-pub type HealthReporter = tonic_health::server::HealthReporter;
-
 /// The routes of a server: `crag.v1.Crag` and reflection behind the bearer-token check,
-/// health open; plus its health reporter (already SERVING).
-pub async fn routes(
-    service: CragService,
-) -> anyhow::Result<(tonic::service::Routes, HealthReporter)> {
+/// health open and answered from the application's readiness ([`ReadinessHealth`]).
+pub async fn routes(service: CragService) -> anyhow::Result<tonic::service::Routes> {
     let max = service.max_body_bytes;
     let api = service.api.clone();
-    let (reporter, health) = tonic_health::server::health_reporter();
-    reporter.set_serving::<CragServer<CragService>>().await;
+    let health = ReadinessHealth::server(api.clone());
     let auth = move |request: Request<()>| {
         let header = request
             .metadata()
@@ -388,7 +389,7 @@ pub async fn routes(
         .add_service(tonic::service::interceptor::InterceptedService::new(
             reflection, auth,
         ));
-    Ok((routes, reporter))
+    Ok(routes)
 }
 
 /// Serves `routes` on `listener` until `shutdown` resolves; in-flight calls then get at most
@@ -437,7 +438,7 @@ pub async fn serve(
 }
 
 /// Binds `addr` and serves `service` until `shutdown` resolves; health turns NOT_SERVING
-/// first.
+/// first (the service is marked not ready).
 pub async fn run(
     service: CragService,
     addr: SocketAddr,
@@ -446,10 +447,11 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let listener = crag_app::bind(addr, "server.grpc_addr", "gRPC").await?;
     let limits = service.connection_limits();
-    let (routes, reporter) = routes(service).await?;
+    let api = service.api.clone();
+    let routes = routes(service).await?;
     let shutdown = async move {
         shutdown.await;
-        reporter.set_not_serving::<CragServer<CragService>>().await;
+        api.set_ready(false);
         tracing::info!("shutting down gRPC: draining in-flight calls");
     };
     serve(listener, routes, shutdown, grace, limits).await

@@ -494,6 +494,45 @@ async fn tokens_guard_everything_but_health() {
 }
 
 #[tokio::test]
+async fn health_answers_from_readiness() {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::HealthCheckRequest;
+    let s = server(|_| {}, &[]).await;
+    let mut health = tonic_health::pb::health_client::HealthClient::new(s.channel().await);
+    let check = |service: &str| HealthCheckRequest {
+        service: service.into(),
+    };
+    let status = |r: tonic_health::pb::HealthCheckResponse| r.status;
+    let serving = ServingStatus::Serving as i32;
+    let not_serving = ServingStatus::NotServing as i32;
+    for service in ["", "crag.v1.Crag"] {
+        let r = health.check(check(service)).await.unwrap().into_inner();
+        assert_eq!(status(r), serving, "{service:?}");
+    }
+    let e = health.check(check("crag.v1.Nope")).await.unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    assert!(e.message().contains("crag.v1.Nope"), "{e:?}");
+
+    let mut watch = health.watch(check("")).await.unwrap().into_inner();
+    let first = watch.message().await.unwrap().unwrap();
+    assert_eq!(status(first), serving);
+    // Draining: Check says so at once, Watch within its interval.
+    s.api.set_ready(false);
+    let r = health.check(check("crag.v1.Crag")).await.unwrap().into_inner();
+    assert_eq!(status(r), not_serving);
+    let next = tokio::time::timeout(std::time::Duration::from_secs(10), watch.message())
+        .await
+        .expect("Watch reports the change")
+        .unwrap()
+        .unwrap();
+    assert_eq!(status(next), not_serving);
+    s.api.set_ready(true);
+    let r = health.check(check("")).await.unwrap().into_inner();
+    assert_eq!(status(r), serving);
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn overload_is_refused_and_shutdown_drains() {
     let s = server(|c| c.server.max_concurrent_requests = 1, &[]).await;
     let mut client = s.client().await;

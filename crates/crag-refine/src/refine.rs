@@ -21,6 +21,9 @@ pub struct RefineConfig {
     pub min_score: f32,
     /// At most this many strips are kept over all documents (default 10).
     pub max_strips: usize,
+    /// With a language model that refines (`[llm] refine`): the best strips by lexical score
+    /// shown to it to choose from (default 8, 1..=20).
+    pub llm_candidates: usize,
 }
 
 impl Default for RefineConfig {
@@ -29,6 +32,7 @@ impl Default for RefineConfig {
             sentences_per_strip: 3,
             min_score: 0.2,
             max_strips: 10,
+            llm_candidates: 8,
         }
     }
 }
@@ -232,6 +236,7 @@ mod tests {
             sentences_per_strip: 1,
             min_score: 0.3,
             max_strips: 3,
+            ..RefineConfig::default()
         };
         let kept = refine(
             &docs,
@@ -309,7 +314,7 @@ mod tests {
             budget in 0usize..30,
         ) {
             let texts: Vec<&str> = docs.iter().map(String::as_str).collect();
-            let config = RefineConfig { sentences_per_strip: per_strip, min_score: 0.2, max_strips };
+            let config = RefineConfig { sentences_per_strip: per_strip, min_score: 0.2, max_strips, ..RefineConfig::default() };
             let kept = refine(&texts, &config, budget, |s| lexical_score("a b", s), estimate_tokens);
             let used: usize = kept.iter().map(|s| estimate_tokens(&s.strip.text)).sum();
             prop_assert!(used <= budget);

@@ -16,6 +16,8 @@ pub const TOKEN: &str = "grpc-token-0123456789";
 pub struct Server {
     pub addr: std::net::SocketAddr,
     pub engine: crag_engine::Engine,
+    /// The application behind the service (readiness, draining).
+    pub api: crag_app::Api,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
     _dir: tempfile::TempDir,
@@ -38,7 +40,8 @@ pub async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server 
     )
     .unwrap();
     let limits = service.connection_limits();
-    let (routes, _reporter) = crag_grpc::routes(service).await.unwrap();
+    let api = service.api();
+    let routes = crag_grpc::routes(service).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -54,6 +57,7 @@ pub async fn server(tweak: impl FnOnce(&mut Config), tokens: &[&str]) -> Server 
     Server {
         addr,
         engine,
+        api,
         stop: Some(stop),
         task,
         _dir: dir,

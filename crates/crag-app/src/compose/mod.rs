@@ -94,7 +94,10 @@ pub fn components(config: &Config) -> Result<CragComponents> {
     let llm = language_model(config)?;
     parts.evaluator = evaluator(config, llm.clone())?;
     if config.adapters.llm.as_ref().is_some_and(|l| l.rewrite) {
-        parts.rewriter = llm;
+        parts.rewriter = llm.clone();
+    }
+    if config.adapters.llm.as_ref().is_some_and(|l| l.refine) {
+        parts.refiner = llm;
     }
     parts.web_search = web_search(&config.adapters.web_search)?;
     parts.reranker = reranker(&config.adapters.reranker, &assets_dir(config))?;

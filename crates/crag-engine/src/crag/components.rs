@@ -25,6 +25,8 @@ pub struct CragComponents {
     pub web_search: Option<Arc<dyn WebSearch>>,
     /// Rewrites incorrect queries; `None`: keyword extraction.
     pub rewriter: Option<Arc<dyn LanguageModel>>,
+    /// Chooses the strips knowledge refinement keeps; `None`: the lexical strips.
+    pub refiner: Option<Arc<dyn LanguageModel>>,
     /// Cross-encoder for two-stage retrieval; `None`: no reranking.
     pub reranker: Option<Arc<dyn Reranker>>,
     /// Synonyms for query expansion.
@@ -42,6 +44,7 @@ impl CragComponents {
             evaluator: Arc::new(HeuristicRelevance::new(Default::default())?),
             web_search: None,
             rewriter: None,
+            refiner: None,
             reranker: None,
             synonyms: SynonymTable::seed_default(),
             config,

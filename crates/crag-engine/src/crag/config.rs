@@ -83,6 +83,12 @@ pub struct CragConfig {
     pub reevaluate_corrections: bool,
     /// Incorrect verdict: rewrite the query (LLM or keywords), retrieve it, fuse.
     pub rewrite_enabled: bool,
+    /// Further attempts after an expansion or rewrite whose list did not judge better
+    /// (0..=2): the rewrite, then the configured expansion, then the other one, each not yet
+    /// tried, each kept only if it judges better; needs `reevaluate_corrections`.
+    pub max_retries: usize,
+    /// A retry starts only while the query has run for less than this (ms).
+    pub retry_time_limit_ms: u64,
     /// Synonyms added per term.
     pub max_synonyms_per_term: usize,
     /// Refine results of a correct verdict to their relevant strips.
@@ -134,6 +140,8 @@ impl Default for CragConfig {
             further_retrieval_weight: 1.0,
             reevaluate_corrections: true,
             rewrite_enabled: true,
+            max_retries: 0,
+            retry_time_limit_ms: 2_000,
             max_synonyms_per_term: 2,
             refine_correct: false,
             refine_ambiguous: true,
@@ -183,6 +191,9 @@ impl CragConfig {
         if !(0.0..=1.0).contains(&self.further_retrieval_weight) {
             return bad("further_retrieval_weight", "must be within [0, 1]");
         }
+        if self.max_retries > 2 {
+            return bad("max_retries", "must be within 0..=2");
+        }
         if let Err(why) = self.prf.validate() {
             return bad("prf", &why);
         }
@@ -192,6 +203,9 @@ impl CragConfig {
         }
         if self.refine.sentences_per_strip == 0 {
             return bad("refine.sentences_per_strip", "must be positive");
+        }
+        if !(1..=20).contains(&self.refine.llm_candidates) {
+            return bad("refine.llm_candidates", "must be within 1..=20");
         }
         Ok(())
     }

@@ -19,6 +19,7 @@ mod outcome;
 mod plan;
 mod query;
 mod rerank;
+mod retry;
 mod run;
 mod selfcal;
 #[cfg(test)]

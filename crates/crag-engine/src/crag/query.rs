@@ -11,6 +11,7 @@ use super::artifact::Artifact;
 use super::components::CragRuntime;
 use super::outcome::{EvaluationInput, QueryOutcome, QueryRequest};
 use super::plan::plan;
+use super::retry::retry;
 use super::run::{eval_documents, QueryState};
 use super::timings::Stage;
 use crate::config::RetrievalScope;
@@ -204,9 +205,17 @@ async fn correct(
         config.ambiguous_filter_threshold,
         run.request.query.as_str(),
     );
+    let mut tried = Vec::new();
     for step in steps {
         tracing::debug!(action = step.name, "corrective action");
+        let before = work.evaluation.score;
         work = step.action.apply(run, work).await?;
+        if let Some(attempt) = step.action.attempt() {
+            tried.push(attempt);
+            if work.evaluation.score <= before {
+                work = retry(run, work, &mut tried).await?;
+            }
+        }
     }
     Ok(work.artifacts)
 }

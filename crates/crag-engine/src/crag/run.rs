@@ -26,6 +26,8 @@ pub(crate) struct QueryState<'a> {
     pub(crate) engine: &'a Engine,
     pub(crate) runtime: &'a CragRuntime,
     pub(crate) request: &'a QueryRequest,
+    /// When the query started (a correction retry starts only within its time limit).
+    pub(crate) started: Instant,
     pub(crate) timings: QueryTimings,
     pub(crate) warnings: Vec<String>,
     pub(crate) corrections: Vec<Correction>,
@@ -55,6 +57,7 @@ impl<'a> QueryState<'a> {
             engine,
             runtime: engine.crag_runtime(),
             request,
+            started: Instant::now(),
             timings: QueryTimings::default(),
             warnings: Vec::new(),
             corrections: Vec::new(),

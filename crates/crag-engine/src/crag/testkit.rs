@@ -16,6 +16,11 @@ use crate::{ChunkingConfig, Engine, EngineConfig, NoProgress, Scope};
 /// An engine over the fakes holding `documents` (id, text), with the heuristic evaluator
 /// and `config`.
 pub(crate) async fn engine(documents: &[(&str, &str)], config: CragConfig) -> Engine {
+    engine_with(documents, CragComponents::heuristic(config).unwrap()).await
+}
+
+/// An engine over the fakes holding `documents` (id, text), with Corrective RAG's `parts`.
+pub(crate) async fn engine_with(documents: &[(&str, &str)], parts: CragComponents) -> Engine {
     let engine = Engine::new(
         Arc::new(HashEmbedder::new(64)),
         Arc::new(InMemoryVectorIndex::new(64)),
@@ -40,9 +45,7 @@ pub(crate) async fn engine(documents: &[(&str, &str)], config: CragConfig) -> En
         .ingest(docs, Vec::new(), &Scope::None, &NoProgress)
         .await
         .unwrap();
-    engine
-        .with_crag(CragComponents::heuristic(config).unwrap())
-        .unwrap()
+    engine.with_crag(parts).unwrap()
 }
 
 /// A request for `query`'s top `k`.

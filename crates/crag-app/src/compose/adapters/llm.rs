@@ -33,6 +33,11 @@ pub struct LlmSection {
     pub max_retries: u32,
     /// Rewrite incorrect queries with the model (otherwise: keyword extraction).
     pub rewrite: bool,
+    /// Knowledge refinement asks the model which of the best strips (`[crag.refine]
+    /// llm_candidates`) help answer the query, and keeps those; the lexical strips when the
+    /// model fails or answers unreadably. Off by default: it adds a model call to every
+    /// refined query (docs/benchmarks.md, "Refinement by the language model").
+    pub refine: bool,
 }
 
 impl Default for LlmSection {
@@ -44,6 +49,7 @@ impl Default for LlmSection {
             timeout_ms: 30_000,
             max_retries: 3,
             rewrite: true,
+            refine: false,
         }
     }
 }

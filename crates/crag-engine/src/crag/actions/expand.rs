@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind, Query, Verdict};
 use crag_expansion::{rm3, rocchio};
 
-use super::{boxed, keep_better, Action, CorrectiveAction, JudgedList};
+use super::{boxed, keep_better, Action, Attempt, CorrectiveAction, JudgedList};
 use crate::crag::artifact::{Artifact, ArtifactOrigin};
 use crate::crag::config::ExpansionStrategy;
 use crate::crag::run::QueryState;
@@ -26,11 +26,18 @@ pub(super) const ACTION: Action = Action {
            synonyms), retrieves again, fuses with the current list and keeps the fusion if it \
            judges better (`expand`)",
     plan: |verdict, config, _| {
-        boxed((verdict == Verdict::Ambiguous && config.expansion_enabled).then_some(Expand))
+        boxed(
+            (verdict == Verdict::Ambiguous && config.expansion_enabled).then_some(Expand {
+                strategy: config.expansion,
+            }),
+        )
     },
 };
 
-pub(crate) struct Expand;
+/// Expands with one strategy (`crag.expansion`, or the next one a retry tries).
+pub(crate) struct Expand {
+    pub(crate) strategy: ExpansionStrategy,
+}
 
 /// A further retrieval and how it was made.
 struct Expanded {
@@ -41,9 +48,16 @@ struct Expanded {
 
 #[async_trait]
 impl CorrectiveAction for Expand {
+    fn attempt(&self) -> Option<Attempt> {
+        Some(match self.strategy {
+            ExpansionStrategy::Prf => Attempt::Feedback,
+            ExpansionStrategy::Synonyms => Attempt::Synonyms,
+        })
+    }
+
     async fn apply(&self, run: &mut QueryState<'_>, work: JudgedList) -> Result<JudgedList> {
         let t = Instant::now();
-        let expanded = match run.runtime.config().expansion {
+        let expanded = match self.strategy {
             ExpansionStrategy::Synonyms => synonyms(run).await?,
             ExpansionStrategy::Prf => feedback(run, &work.artifacts).await?,
         };

@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use crag_core::{Evaluation, Verdict};
 
 use super::artifact::Artifact;
-use super::config::CragConfig;
+use super::config::{CragConfig, ExpansionStrategy};
 use super::run::QueryState;
 use crate::error::Result;
 
@@ -111,9 +111,44 @@ pub(crate) fn judged_good(artifacts: &[Artifact], threshold: f32) -> usize {
         .count()
 }
 
+/// A correction that retrieves again and keeps its list only if it judges better: what a
+/// retry (`crag.max_retries`) tries next when one did not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Attempt {
+    /// Pseudo-relevance feedback expansion.
+    Feedback,
+    /// Synonym expansion.
+    Synonyms,
+    /// The rewritten query.
+    Rewrite,
+}
+
+impl Attempt {
+    /// The action that makes this attempt. A retried rewrite does not count as feeding a web
+    /// search: it is kept as a correction only if its own retrieval judged better.
+    pub(crate) fn action(self) -> Box<dyn CorrectiveAction> {
+        match self {
+            Attempt::Feedback => Box::new(expand::Expand {
+                strategy: ExpansionStrategy::Prf,
+            }),
+            Attempt::Synonyms => Box::new(expand::Expand {
+                strategy: ExpansionStrategy::Synonyms,
+            }),
+            Attempt::Rewrite => Box::new(rewrite::Rewrite {
+                feeds_web_search: false,
+            }),
+        }
+    }
+}
+
 /// One corrective action.
 #[async_trait]
 pub(crate) trait CorrectiveAction: Send + Sync {
+    /// The attempt this action is, when it is one a retry can follow.
+    fn attempt(&self) -> Option<Attempt> {
+        None
+    }
+
     /// Carries the action out on `work`; records what it did in `run`'s corrections.
     async fn apply(&self, run: &mut QueryState<'_>, work: JudgedList) -> Result<JudgedList>;
 }

@@ -10,7 +10,7 @@ use crag_core::{Correction, CorrectionKind, Query, Verdict};
 use crag_expansion::rewrite_keywords;
 use crag_ports::{ChatMessage, CompletionRequest};
 
-use super::{boxed, keep_better, Action, CorrectiveAction, JudgedList, PlanState};
+use super::{boxed, keep_better, Action, Attempt, CorrectiveAction, JudgedList, PlanState};
 use crate::crag::artifact::Artifact;
 use crate::crag::run::QueryState;
 use crate::crag::timings::Stage;
@@ -42,6 +42,10 @@ pub(crate) struct Rewrite {
 
 #[async_trait]
 impl CorrectiveAction for Rewrite {
+    fn attempt(&self) -> Option<Attempt> {
+        Some(Attempt::Rewrite)
+    }
+
     async fn apply(&self, run: &mut QueryState<'_>, mut work: JudgedList) -> Result<JudgedList> {
         let t = Instant::now();
         let Some((rewritten, how)) = rewrite(run).await? else {
