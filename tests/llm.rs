@@ -144,6 +144,7 @@ async fn an_incorrect_retrieval_is_rewritten_by_the_model() {
             verdict: Verdict::Incorrect,
             score: 0.1,
             document_scores: vec![Some(0.1); docs.len()],
+            document_reasons: Vec::new(),
             criteria: vec![CriterionScore {
                 name: "scripted".into(),
                 score: 0.1,

@@ -156,7 +156,11 @@ pub(crate) fn crag_metadata(o: &QueryOutcome) -> pb::CragMetadata {
             .map(|e| {
                 e.document_scores
                     .iter()
-                    .map(|&score| pb::DocumentScore { score })
+                    .enumerate()
+                    .map(|(i, &score)| pb::DocumentScore {
+                        score,
+                        reason: e.document_reason(i).map(str::to_owned),
+                    })
                     .collect()
             })
             .unwrap_or_default(),
@@ -363,6 +367,7 @@ pub(crate) fn evaluate_response(r: &EvaluationReport) -> pb::EvaluateResponse {
             .map(|(i, id)| pb::JudgedDocument {
                 id: id.clone(),
                 score: e.document_scores.get(i).copied().flatten(),
+                reason: e.document_reason(i).map(str::to_owned),
                 similarity: r.similarities.get(i).copied().unwrap_or(0.0),
             })
             .collect(),

@@ -610,6 +610,10 @@ async fn evaluate_judges_documents_retrieved_elsewhere() {
     assert_eq!((fusion.id.as_str(), bread.id.as_str()), ("fusion", "1"));
     assert!(fusion.score > bread.score, "{answer:?}");
     assert!(fusion.similarity > bread.similarity, "{answer:?}");
+    assert!(
+        fusion.reason.is_none() && bread.reason.is_none(),
+        "the heuristic gives no per-document reason: {answer:?}"
+    );
 
     let answer = client
         .evaluate(EvaluateRequest {

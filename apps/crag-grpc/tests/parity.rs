@@ -106,6 +106,7 @@ fn http_shape(r: &pb::QueryResponse) -> Value {
                     .map(|k| json!({"name": k.name, "score": k.score, "weight": k.weight}))
                     .collect::<Vec<_>>(),
                 "documentScores": c.document_scores.iter().map(|d| d.score).collect::<Vec<_>>(),
+                "documentReasons": c.document_scores.iter().map(|d| d.reason.clone()).collect::<Vec<_>>(),
                 "issues": c.issues,
             })
         } else {

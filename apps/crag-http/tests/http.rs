@@ -333,6 +333,10 @@ async fn evaluate_judges_documents_retrieved_elsewhere() {
     let score = |i: usize, key: &str| docs[i][key].as_f64().unwrap();
     assert!(score(0, "score") > score(1, "score"), "{body}");
     assert!(score(0, "similarity") > score(1, "similarity"), "{body}");
+    assert!(
+        docs.iter().all(|d| d["reason"].is_null()),
+        "the heuristic gives no per-document reason: {body}"
+    );
     let criteria = body["criteria"].as_array().unwrap();
     let agreement = criteria.iter().find(|c| c["name"] == "leg_agreement");
     assert!(
@@ -371,6 +375,130 @@ async fn evaluate_judges_documents_retrieved_elsewhere() {
         assert_eq!(body["error"]["code"], "invalid_argument");
         let got = body["error"]["message"].as_str().unwrap();
         assert!(got.contains(message), "{got}");
+    }
+}
+
+/// An OpenAI-compatible chat server scripted like a small model judging documents: prose around
+/// a fenced JSON answer, a score 9 and a reason for each document shown that mentions fusion,
+/// a score 1 and no reason for the others. Every request body is kept.
+async fn scripted_judge() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::{routing::post, Json};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = std::sync::Arc::clone(&seen);
+    let reply = move |Json(request): Json<Value>| {
+        let kept = std::sync::Arc::clone(&kept);
+        async move {
+            let prompt = request["messages"][1]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            kept.lock().unwrap().push(request);
+            let entries: Vec<Value> = prompt
+                .split("[Document ")
+                .skip(1)
+                .enumerate()
+                .map(|(i, shown)| {
+                    let text = shown.split("\n\n").next().unwrap_or_default();
+                    if text.to_lowercase().contains("fusion") {
+                        json!({"document": i + 1, "score": 9,
+                               "reason": "  It explains\nreciprocal rank fusion. "})
+                    } else {
+                        json!({"document": i + 1, "score": 1})
+                    }
+                })
+                .collect();
+            let answer = json!({"scores": entries, "reasoning": "Fusion documents answer it."});
+            let content = format!("Here is my judgement:\n```json\n{answer}\n```\nHope it helps!");
+            Json(json!({"choices": [{"message": {"role": "assistant", "content": content}}]}))
+        }
+    };
+    let router = Router::new().route("/v1/chat/completions", post(reply));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (base, seen)
+}
+
+/// The LLM evaluator over [`scripted_judge`]: per-document reasons reach `/v1/evaluate`'s
+/// documents and the query answer's `crag.documentReasons`, beside their scores.
+#[tokio::test]
+async fn llm_reasons_reach_the_evaluate_and_query_answers() {
+    let (base, seen) = scripted_judge().await;
+    let app = app(
+        |config| {
+            let parsed = Config::parse(&format!(
+                "[llm]\nbase_url = \"{base}\"\nmodel = \"scripted\"\nrewrite = false\n\
+                 [evaluator]\nkind = \"llm\"\n"
+            ))
+            .unwrap();
+            config.adapters.llm = parsed.adapters.llm;
+            config.adapters.evaluator = parsed.adapters.evaluator;
+        },
+        &[],
+    )
+    .await;
+    let (status, body) = send(
+        &app,
+        json_request(
+            Method::POST,
+            "/v1/evaluate",
+            json!({"query": "how does reciprocal rank fusion merge lists?", "documents": [
+                {"id": "fusion", "text": "Reciprocal rank fusion merges the BM25 list and the vector list."},
+                {"id": "bread", "text": "Sourdough bread needs a starter, flour, water and salt."}
+            ]})
+            .to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["evaluator"], "llm", "{body}");
+    let docs = body["documents"].as_array().unwrap();
+    assert_eq!(docs[0]["score"], 0.9, "{body}");
+    assert_eq!(
+        docs[0]["reason"], "It explains reciprocal rank fusion.",
+        "{body}"
+    );
+    assert_eq!(docs[1]["score"], 0.1, "{body}");
+    assert!(docs[1]["reason"].is_null(), "no reason given: {body}");
+    assert!(
+        body["reasoning"]
+            .as_str()
+            .unwrap()
+            .ends_with("Model: Fusion documents answer it."),
+        "{body}"
+    );
+    let prompt = seen.lock().unwrap()[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(prompt.contains(r#""reason": "#), "{prompt}");
+
+    ingest_fixture(&app).await;
+    let (status, body) = send(
+        &app,
+        json_request(
+            Method::POST,
+            "/v1/query",
+            json!({"query": "how does reciprocal rank fusion merge lists?", "topK": 3,
+                   "useWebSearch": false})
+            .to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let crag = &body["crag"];
+    assert_eq!(crag["evaluator"], "llm", "{body}");
+    let scores = crag["documentScores"].as_array().unwrap();
+    let reasons = crag["documentReasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), scores.len(), "{body}");
+    assert!(scores.iter().any(|s| s == 0.9), "{body}");
+    for (score, reason) in scores.iter().zip(reasons) {
+        let expected = if score == 0.9 {
+            json!("It explains reciprocal rank fusion.")
+        } else {
+            Value::Null
+        };
+        assert_eq!(reason, &expected, "{body}");
     }
 }
 

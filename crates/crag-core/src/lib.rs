@@ -30,5 +30,6 @@ pub use scored::{FusedHit, LegHit, ScoredChunk, ScoredId};
 pub use session::{CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate};
 pub use terms::{ChunkTerms, TermNeighbour};
 pub use verdict::{
-    Correction, CorrectionKind, CriterionScore, EvalDocument, Evaluation, RetrievalSignals, Verdict,
+    clip_reason, Correction, CorrectionKind, CriterionScore, EvalDocument, Evaluation,
+    RetrievalSignals, Verdict, MAX_DOCUMENT_REASON_CHARS,
 };

@@ -71,6 +71,12 @@ pub struct Evaluation {
     /// One score in [0, 1] per evaluated document, in input order; `None` where the evaluator
     /// gave no judgement for it (e.g. an LLM answer missing an entry).
     pub document_scores: Vec<Option<f32>>,
+    /// Why each document got its score, in input order: one short reason per document where the
+    /// evaluator gave one (an LLM judge's sentence, cut by [`clip_reason`]), `None` where it did
+    /// not; empty for evaluators that give no per-document reasons. Read it with
+    /// [`Evaluation::document_reason`], which covers both.
+    #[serde(default)]
+    pub document_reasons: Vec<Option<String>>,
     /// Per-criterion scores (empty for evaluators without criteria).
     pub criteria: Vec<CriterionScore>,
     /// Why, in one or two sentences.
@@ -86,11 +92,41 @@ impl Evaluation {
             verdict: Verdict::Incorrect,
             score: 0.0,
             document_scores: Vec::new(),
+            document_reasons: Vec::new(),
             criteria: Vec::new(),
             reasoning: "Verdict incorrect: no documents were retrieved.".into(),
             issues: Vec::new(),
         }
     }
+
+    /// The reason given for the document at `index` (input order), if any.
+    pub fn document_reason(&self, index: usize) -> Option<&str> {
+        self.document_reasons.get(index)?.as_deref()
+    }
+}
+
+/// Characters at most of a per-document reason kept by [`clip_reason`].
+pub const MAX_DOCUMENT_REASON_CHARS: usize = 200;
+
+/// A per-document reason as an evaluation keeps it: runs of whitespace (newlines included)
+/// made one space, trimmed, and at most [`MAX_DOCUMENT_REASON_CHARS`] characters (cut on a
+/// character boundary, the last three replaced by `...` when cut); `None` for blank text.
+pub fn clip_reason(text: &str) -> Option<String> {
+    let mut words = text.split_whitespace();
+    let mut reason = words.next()?.to_owned();
+    for word in words {
+        reason.push(' ');
+        reason.push_str(word);
+    }
+    if reason.chars().nth(MAX_DOCUMENT_REASON_CHARS).is_some() {
+        let keep = reason
+            .char_indices()
+            .nth(MAX_DOCUMENT_REASON_CHARS - 3)
+            .map_or(reason.len(), |(byte, _)| byte);
+        reason.truncate(keep);
+        reason.push_str("...");
+    }
+    Some(reason)
 }
 
 /// A corrective action the engine took.
@@ -226,6 +262,27 @@ mod tests {
             Verdict::Incorrect
         );
         assert!("maybe".parse::<Verdict>().is_err());
+    }
+
+    #[test]
+    fn reasons_are_collapsed_trimmed_and_capped() {
+        assert_eq!(clip_reason(" \n\t "), None);
+        assert_eq!(
+            clip_reason("  Answers\n the   query. ").as_deref(),
+            Some("Answers the query.")
+        );
+        let exact = "é".repeat(MAX_DOCUMENT_REASON_CHARS);
+        assert_eq!(clip_reason(&exact).as_deref(), Some(exact.as_str()));
+        let long = clip_reason(&"é".repeat(MAX_DOCUMENT_REASON_CHARS + 1)).unwrap();
+        assert_eq!(long.chars().count(), MAX_DOCUMENT_REASON_CHARS);
+        assert!(long.ends_with("é..."), "{long}");
+        let evaluation = Evaluation {
+            document_reasons: vec![None, Some("fits".into())],
+            ..Evaluation::nothing_retrieved()
+        };
+        assert_eq!(evaluation.document_reason(0), None);
+        assert_eq!(evaluation.document_reason(1), Some("fits"));
+        assert_eq!(evaluation.document_reason(2), None);
     }
 
     #[test]

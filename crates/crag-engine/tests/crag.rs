@@ -152,6 +152,7 @@ fn evaluation(verdict: Verdict, score: f32, document_scores: Vec<Option<f32>>) -
         verdict,
         score,
         document_scores,
+        document_reasons: Vec::new(),
         criteria: vec![CriterionScore {
             name: "scripted".into(),
             score,
@@ -590,6 +591,7 @@ async fn the_evaluation_service_judges_given_documents_and_fails_closed() {
                 verdict: Verdict::Correct,
                 score: 0.9,
                 document_scores: vec![Some(0.9), Some(0.1)],
+                document_reasons: Vec::new(),
                 criteria: Vec::new(),
                 reasoning: "scripted".into(),
                 issues: Vec::new(),
@@ -651,6 +653,7 @@ async fn the_evaluation_cache_judges_the_same_documents_once() {
                     verdict: Verdict::Ambiguous,
                     score: 0.6,
                     document_scores: vec![Some(0.6); d.len()],
+                    document_reasons: Vec::new(),
                     criteria: Vec::new(),
                     reasoning: "scripted".into(),
                     issues: Vec::new(),

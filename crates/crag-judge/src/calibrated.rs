@@ -434,6 +434,7 @@ impl CalibratedEvaluator {
             verdict,
             score: probability as f32,
             document_scores,
+            document_reasons: Vec::new(),
             reasoning: reasoning(
                 verdict,
                 probability,

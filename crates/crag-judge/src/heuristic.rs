@@ -223,6 +223,7 @@ impl HeuristicEvaluator {
             verdict,
             score,
             document_scores,
+            document_reasons: Vec::new(),
             reasoning: reasoning(verdict, score, &criteria),
             criteria,
             issues,

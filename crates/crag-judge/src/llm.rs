@@ -1,5 +1,5 @@
-//! The LLM judge: one batched prompt over the top documents, JSON scores 0-10, a rank-weighted
-//! aggregate and a three-way verdict.
+//! The LLM judge: one batched prompt over the top documents, JSON scores 0-10 with a reason
+//! each, a rank-weighted aggregate and a three-way verdict.
 
 use std::fmt::Write as _;
 
@@ -15,8 +15,8 @@ use crate::stats::{char_prefix, mean_variance, unit};
 const MAX_MODEL_REASONING_CHARS: usize = 300;
 
 const SYSTEM_PROMPT: &str = "You judge how relevant retrieved documents are to a search query. \
-Rate every document from 0 (unrelated) to 10 (answers the query directly). \
-Judge only by the documents' content. \
+Rate every document from 0 (unrelated) to 10 (answers the query directly) \
+and say in one short sentence why. Judge only by the documents' content. \
 Answer with one JSON object and nothing else: no prose, no code fences.";
 
 /// Prompt size, thresholds and answer budget of the LLM judge.
@@ -136,7 +136,8 @@ impl LlmJudge {
     }
 
     /// Builds one batched prompt over the first `top_n` documents, numbered from 1, asking for
-    /// strict JSON: `{"scores": [{"document": 1, "score": 0-10}, ...], "reasoning": "..."}`.
+    /// strict JSON with a score and a one-sentence reason per document:
+    /// `{"scores": [{"document": 1, "score": 0-10, "reason": "..."}, ...], "reasoning": "..."}`.
     pub fn prompt(&self, query: &str, documents: &[EvalDocument]) -> LlmPrompt {
         let shown = &documents[..documents.len().min(self.config.top_n)];
         // JSON-quoting keeps quotes and newlines inside the query from breaking the layout.
@@ -153,11 +154,14 @@ impl LlmJudge {
         let _ = write!(
             user,
             "\nRate the relevance of each of the {} document(s) above to the query, from 0 \
-             (unrelated) to 10 (answers it directly). Answer with this JSON object only, one \
-             entry per document, numbered as above, and one short sentence of reasoning. For \
-             example, for two documents:\n\
-             {{\"scores\": [{{\"document\": 1, \"score\": 8}}, {{\"document\": 2, \"score\": 3}}], \
-             \"reasoning\": \"Document 1 answers the query; document 2 is off topic.\"}}",
+             (unrelated) to 10 (answers it directly). Answer with this JSON object only: one \
+             entry per document, numbered as above, with its score and one short sentence \
+             saying why, then one short sentence of overall reasoning. For example, for two \
+             documents:\n\
+             {{\"scores\": [{{\"document\": 1, \"score\": 8, \"reason\": \"It explains \
+             what the query asks.\"}}, {{\"document\": 2, \"score\": 3, \"reason\": \"It is \
+             about another topic.\"}}], \"reasoning\": \"Document 1 answers the query; \
+             document 2 is off topic.\"}}",
             shown.len()
         );
         LlmPrompt {
@@ -170,7 +174,9 @@ impl LlmJudge {
     /// documents.
     ///
     /// `document_scores` has `document_count` entries in [0, 1]; those beyond `top_n` or
-    /// missing from the answer are `None`, and each is named in `issues`. With no documents the
+    /// missing from the answer are `None`, and each is named in `issues`. `document_reasons`
+    /// has `document_count` entries too: the model's reason for each scored document (see
+    /// [`crate::ParsedScores::reasons`]), `None` where it gave none. With no documents the
     /// verdict is `Incorrect` with score 0. Fails with [`EvaluationError::Unparseable`] when no
     /// score can be read: never a guessed verdict.
     pub fn judge(&self, answer: &str, document_count: usize) -> Result<Evaluation> {
@@ -180,6 +186,8 @@ impl LlmJudge {
         let judged = document_count.min(self.config.top_n);
         let parsed = parse_llm_scores(answer, judged)?;
         let mut issues = parsed.issues;
+        let mut document_reasons = parsed.reasons;
+        document_reasons.resize(document_count, None);
         let mut document_scores: Vec<Option<f32>> = parsed
             .scores
             .iter()
@@ -228,6 +236,7 @@ impl LlmJudge {
             verdict,
             score,
             document_scores,
+            document_reasons,
             criteria: Vec::new(),
             reasoning,
             issues,

@@ -2,18 +2,20 @@
 
 use serde_json::{Map, Value};
 
+use crag_core::clip_reason;
+
 use crate::error::{EvaluationError, Result};
 use crate::stats::char_prefix;
 use keys::{INDEX_KEYS, LIST_KEYS, REASON_KEYS, SCORE_KEYS};
+use scan::{byte_prefix, embedded_objects, fenced_blocks};
 
 mod keys;
+mod scan;
 
 /// Highest score of the scale the prompt asks for.
 const MAX_SCORE: f64 = 10.0;
 /// Bytes of the answer examined; judgements are a few hundred bytes.
 const MAX_SCAN_BYTES: usize = 64 * 1024;
-/// Embedded JSON parse attempts before giving up on prose.
-const MAX_PARSE_ATTEMPTS: usize = 256;
 /// Objects searched below the top level for a score list.
 const MAX_DEPTH: usize = 4;
 /// Characters of the answer quoted in an `Unparseable` error.
@@ -25,6 +27,10 @@ pub struct ParsedScores {
     /// One entry per expected document, on the 0-10 scale (clamped into it); `None` where the
     /// answer gives no usable score.
     pub scores: Vec<Option<f32>>,
+    /// One entry per expected document: the reason given with its score, made one line and cut
+    /// to [`crag_core::MAX_DOCUMENT_REASON_CHARS`] by [`clip_reason`]; `None` where the answer
+    /// gives none, or gives no usable score to go with it.
+    pub reasons: Vec<Option<String>>,
     /// The answer's overall reasoning, or else its per-document reasons joined.
     pub reasoning: Option<String>,
     /// Problems met: missing, duplicate, out-of-range or unreadable entries.
@@ -49,8 +55,9 @@ pub struct ParsedScores {
 /// numeric strings (`"7"`, `"7/10"`) or objects with a score field (`score`, `relevance_score`,
 /// `relevance`, `rating`), an optional index field (`document`, `doc`, `index`,
 /// `document_index`, `doc_index`, `id`, `document_id`, `doc_id`, `idx`, `number`; numbers or
-/// strings such as `"Document 2"`) and an optional `reason`. A list may also be a map from index
-/// to score (`{"1": 7, "2": 3}`). Field names match case-insensitively.
+/// strings such as `"Document 2"`) and an optional reason (`reason`, `reasoning`, `explanation`,
+/// `rationale`, `summary`), kept as the document's reason next to its score. A list may also be
+/// a map from index to score (`{"1": 7, "2": 3}`). Field names match case-insensitively.
 ///
 /// Indices: the prompt numbers documents from 1 and asks for those numbers. Explicit indices are
 /// read as 1-based unless one of them is 0, in which case all are read as 0-based (reported in
@@ -66,6 +73,7 @@ pub fn parse_llm_scores(answer: &str, expected: usize) -> Result<ParsedScores> {
     if expected == 0 {
         return Ok(ParsedScores {
             scores: Vec::new(),
+            reasons: Vec::new(),
             reasoning: None,
             issues: vec!["no documents were expected; the answer was not read".into()],
         });
@@ -167,6 +175,7 @@ impl Judgement {
             issues.push("the answer numbers documents from 0; indices read as 0-based".into());
         }
         let mut scores: Vec<Option<f32>> = vec![None; expected];
+        let mut reasons: Vec<Option<String>> = vec![None; expected];
         let mut beyond = Vec::new();
         for (position, entry) in self.entries.iter().enumerate() {
             let slot = match entry.index {
@@ -206,6 +215,7 @@ impl Judgement {
                 ));
             }
             scores[slot] = Some(clamped as f32);
+            reasons[slot] = entry.reason.as_deref().and_then(clip_reason);
         }
         if !beyond.is_empty() {
             issues.push(format!(
@@ -231,6 +241,7 @@ impl Judgement {
         }
         Some(ParsedScores {
             scores,
+            reasons,
             reasoning: self.reasoning,
             issues,
         })
@@ -413,67 +424,6 @@ fn joined_reasons(entries: &[Entry]) -> Option<String> {
         .take(3)
         .collect();
     (!reasons.is_empty()).then(|| reasons.join("; "))
-}
-
-/// Returns the bodies of the fenced blocks of `text` (an unclosed fence runs to the end).
-fn fenced_blocks(text: &str) -> Vec<&str> {
-    let mut blocks = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("```") {
-        let after = &rest[open + 3..];
-        let body_start = match after.find('\n') {
-            Some(newline) if !after[..newline].contains(['{', '[']) => newline + 1,
-            _ => 0,
-        };
-        let body = &after[body_start..];
-        match body.find("```") {
-            Some(close) => {
-                blocks.push(&body[..close]);
-                rest = &body[close + 3..];
-            }
-            None => {
-                blocks.push(body);
-                break;
-            }
-        }
-    }
-    blocks
-}
-
-/// Parses the JSON objects embedded in `text`, left to right, without overlap.
-fn embedded_objects(text: &str) -> Vec<Value> {
-    let mut objects = Vec::new();
-    let mut position = 0;
-    for _ in 0..MAX_PARSE_ATTEMPTS {
-        let Some(offset) = text[position..].find('{') else {
-            break;
-        };
-        let start = position + offset;
-        let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-        match stream.next() {
-            Some(Ok(value)) => {
-                objects.push(value);
-                position = start + stream.byte_offset().max(1);
-            }
-            _ => position = start + 1,
-        }
-        if position >= text.len() {
-            break;
-        }
-    }
-    objects
-}
-
-/// Returns at most `max` bytes of `text`, cut on a character boundary.
-fn byte_prefix(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use crag_core::{EvalDocument, Evaluation, Query, Verdict};
+use crag_core::{clip_reason, EvalDocument, Evaluation, Query, Verdict};
 use crag_ports::{ErrorKind, PortError, PortResult, RelevanceEvaluator};
 use reqwest::header::HeaderValue;
 use reqwest::Client;
@@ -83,8 +83,9 @@ impl fmt::Debug for HttpEvaluatorConfig {
 /// Judges retrieval with an external HTTP service answering
 /// `POST {"query", "context"} -> {"score", "verdict"?, "reasoning"?}`.
 ///
-/// One request per leading document gives the per-document scores, one more with the joined
-/// context gives the overall score and verdict; all run concurrently.
+/// One request per leading document gives the per-document scores (and reasons, when the
+/// service sends its `reasoning`), one more with the joined context gives the overall score and
+/// verdict; all run concurrently.
 pub struct HttpEvaluator {
     config: HttpEvaluatorConfig,
     service: Arc<Service>,
@@ -162,6 +163,7 @@ impl RelevanceEvaluator for HttpEvaluator {
                 verdict: Verdict::Incorrect,
                 score: 0.0,
                 document_scores: Vec::new(),
+                document_reasons: Vec::new(),
                 criteria: Vec::new(),
                 reasoning: "no documents to evaluate".to_owned(),
                 issues: Vec::new(),
@@ -192,6 +194,7 @@ impl RelevanceEvaluator for HttpEvaluator {
 
         let mut overall = None;
         let mut document_scores = vec![None; documents.len()];
+        let mut document_reasons = vec![None; documents.len()];
         let mut issues = Vec::new();
         while let Some(joined) = tasks.join_next().await {
             match joined {
@@ -200,6 +203,9 @@ impl RelevanceEvaluator for HttpEvaluator {
                 Ok((Target::Document(i), Ok(judgement))) => {
                     if let Some(slot) = document_scores.get_mut(i) {
                         *slot = Some(judgement.score);
+                    }
+                    if let Some(slot) = document_reasons.get_mut(i) {
+                        *slot = judgement.reasoning.as_deref().and_then(clip_reason);
                     }
                 }
                 Ok((Target::Document(i), Err(e))) => {
@@ -220,8 +226,13 @@ impl RelevanceEvaluator for HttpEvaluator {
             if let Some(first) = document_scores.first_mut() {
                 *first = Some(overall.score);
             }
+            if let Some(first) = document_reasons.first_mut() {
+                *first = overall.reasoning.as_deref().and_then(clip_reason);
+            }
         }
-        Ok(self.assemble(overall, document_scores, issues))
+        let mut evaluation = self.assemble(overall, document_scores, issues);
+        evaluation.document_reasons = document_reasons;
+        Ok(evaluation)
     }
 }
 
@@ -252,6 +263,7 @@ impl HttpEvaluator {
             verdict,
             score,
             document_scores,
+            document_reasons: Vec::new(),
             criteria: Vec::new(),
             reasoning,
             issues,

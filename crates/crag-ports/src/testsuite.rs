@@ -433,6 +433,7 @@ mod tests {
                 verdict: crag_core::Verdict::Ambiguous,
                 score: mean,
                 document_scores: scores,
+                document_reasons: Vec::new(),
                 criteria: Vec::new(),
                 reasoning: "mean similarity".into(),
                 issues: Vec::new(),

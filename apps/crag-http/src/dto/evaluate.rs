@@ -81,6 +81,9 @@ struct JudgedOutput<'a> {
     id: &'a str,
     /// Its score in [0, 1]; null when the evaluator gave none (e.g. an LLM answer missing it).
     score: Option<f32>,
+    /// Why it got its score, in one sentence of at most 200 characters; null when the evaluator
+    /// gave no reason (the `heuristic` and `calibrated` evaluators never do).
+    reason: Option<&'a str>,
     /// Its cosine similarity to the query, clamped to [0, 1] (what the evaluator was shown).
     similarity: f32,
 }
@@ -101,6 +104,7 @@ pub fn evaluate_response(report: &EvaluationReport) -> EvaluateResponse<'_> {
             .map(|(i, id)| JudgedOutput {
                 id,
                 score: e.document_scores.get(i).copied().flatten(),
+                reason: e.document_reason(i),
                 similarity: report.similarities.get(i).copied().unwrap_or(0.0),
             })
             .collect(),

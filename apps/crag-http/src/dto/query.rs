@@ -88,6 +88,9 @@ struct CragOutput<'a> {
     reasoning: &'a str,
     criteria: Vec<CriterionOutput<'a>>,
     document_scores: &'a [Option<f32>],
+    /// Beside each of `documentScores`, the evaluator's one-sentence reason for that score (the
+    /// `llm` evaluator's, the `http` service's), null where it gave none.
+    document_reasons: Vec<Option<&'a str>>,
     issues: &'a [String],
 }
 
@@ -266,6 +269,9 @@ pub fn query_response<'a>(
             reasoning: &e.reasoning,
             criteria: e.criteria.iter().map(CriterionOutput::from).collect(),
             document_scores: &e.document_scores,
+            document_reasons: (0..e.document_scores.len())
+                .map(|i| e.document_reason(i))
+                .collect(),
             issues: &e.issues,
         }),
         corrections: o

@@ -87,6 +87,7 @@ mod tests {
             verdict: Verdict::Correct,
             score: 0.9,
             document_scores: vec![Some(0.9)],
+            document_reasons: Vec::new(),
             criteria: Vec::new(),
             reasoning: "r".into(),
             issues: Vec::new(),

@@ -128,6 +128,7 @@ fn empty_evaluation() -> Evaluation {
         verdict: crag_core::Verdict::Incorrect,
         score: 0.0,
         document_scores: Vec::new(),
+        document_reasons: Vec::new(),
         criteria: Vec::new(),
         reasoning: "no documents were retrieved".into(),
         issues: Vec::new(),

@@ -73,6 +73,7 @@ pub(crate) async fn judged(
         verdict,
         score: 0.5,
         document_scores: artifacts.iter().map(|a| a.relevance).collect(),
+        document_reasons: Vec::new(),
         criteria: Vec::new(),
         reasoning: format!("judged {verdict}"),
         issues: Vec::new(),

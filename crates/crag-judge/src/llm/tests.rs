@@ -175,7 +175,8 @@ fn prompt_batches_the_top_documents_and_asks_for_json() {
     assert!(!prompt.user.contains(&"é".repeat(801)));
     assert!(prompt
         .user
-        .contains(r#"{"scores": [{"document": 1, "score": 8}"#));
+        .contains(r#"{"scores": [{"document": 1, "score": 8, "reason": ""#));
+    assert!(prompt.user.contains("one short sentence saying why"));
     assert!(prompt.user.contains("each of the 5 document(s)"));
 
     let empty = judge().prompt("q", &[]);
@@ -188,6 +189,32 @@ fn the_prompts_example_answer_parses() {
     let example = &prompt.user[prompt.user.rfind("{\"scores\"").unwrap()..];
     let evaluation = judge().judge(example, 2).unwrap();
     assert_eq!(evaluation.document_scores, [Some(0.8), Some(0.3)]);
+    assert_eq!(
+        evaluation.document_reasons,
+        [
+            Some("It explains what the query asks.".to_owned()),
+            Some("It is about another topic.".to_owned())
+        ]
+    );
+    assert!(evaluation
+        .reasoning
+        .ends_with("Model: Document 1 answers the query; document 2 is off topic."));
+}
+
+#[test]
+fn each_document_keeps_its_own_reason() {
+    let answer = r#"Here you go: {"scores": [
+        {"document": 2, "score": 2, "reason": "  Off\ntopic.  "},
+        {"document": 1, "score": 9, "reason": "Answers it."},
+        {"document": 3, "score": 5}],
+        "reasoning": "Mixed."} Thanks!"#;
+    let evaluation = judge().judge(answer, 7).unwrap();
+    assert_eq!(evaluation.document_reasons.len(), 7);
+    assert_eq!(evaluation.document_reason(0), Some("Answers it."));
+    assert_eq!(evaluation.document_reason(1), Some("Off topic."));
+    assert_eq!(evaluation.document_reason(2), None, "no reason given");
+    assert!(evaluation.document_reasons[3..].iter().all(Option::is_none));
+    assert!(evaluation.reasoning.ends_with("Model: Mixed."));
 }
 
 #[test]
@@ -262,6 +289,7 @@ proptest! {
         if let Ok(evaluation) = judge().judge(&answer, count) {
             prop_assert!((0.0..=1.0).contains(&evaluation.score));
             prop_assert_eq!(evaluation.document_scores.len(), count);
+            prop_assert_eq!(evaluation.document_reasons.len(), count);
             for score in evaluation.document_scores.iter().flatten() {
                 prop_assert!((0.0..=1.0).contains(score));
             }

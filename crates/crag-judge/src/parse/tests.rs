@@ -186,6 +186,96 @@ fn nothing_expected_reads_nothing() {
 }
 
 #[test]
+fn reads_a_reason_per_document() {
+    let parsed = parse_llm_scores(
+        r#"{"scores": [{"document": 1, "score": 8, "reason": "Explains the borrow checker."},
+                       {"document": 2, "score": 3, "Explanation": "About bread."}],
+            "reasoning": "The first answers it."}"#,
+        2,
+    )
+    .unwrap();
+    assert_eq!(parsed.scores, [Some(8.0), Some(3.0)]);
+    assert_eq!(
+        parsed.reasons,
+        [
+            Some("Explains the borrow checker.".to_owned()),
+            Some("About bread.".to_owned())
+        ]
+    );
+    assert_eq!(parsed.reasoning.as_deref(), Some("The first answers it."));
+    assert!(parsed.issues.is_empty(), "{:?}", parsed.issues);
+}
+
+#[test]
+fn a_missing_reason_is_none() {
+    let parsed = parse_llm_scores(
+        r#"{"scores": [{"document": 1, "score": 8}, {"document": 2, "score": 3, "reason": "  "},
+                       {"document": 3, "score": 6, "reason": "Partly."}]}"#,
+        4,
+    )
+    .unwrap();
+    assert_eq!(
+        parsed.reasons,
+        [None, None, Some("Partly.".to_owned()), None]
+    );
+    assert_eq!(scores("[7, 2]", 2), [Some(7.0), Some(2.0)]);
+    assert_eq!(parse_llm_scores("[7, 2]", 2).unwrap().reasons, [None, None]);
+}
+
+#[test]
+fn reasons_are_read_through_prose_and_fences() {
+    let fenced = "Sure! Here is my evaluation:\n```json\n{\"scores\": [{\"document\": 1, \
+                  \"score\": 7, \"reason\": \"On topic.\"}]}\n```\nHope it helps.";
+    let parsed = parse_llm_scores(fenced, 1).unwrap();
+    assert_eq!(parsed.reasons, [Some("On topic.".to_owned())]);
+    // A small model's answer cut short, with repeated lines: the complete objects count, the
+    // first entry of a document wins, score and reason together.
+    let cut = r#"Scores:
+        {"document": 1, "score": 9, "reason": "Defines it."}
+        {"document": 1, "score": 2, "reason": "Repeated."}
+        {"document": 2, "score": 4}
+        {"document": 3, "score": 6, "reas"#;
+    let parsed = parse_llm_scores(cut, 3).unwrap();
+    assert_eq!(parsed.scores, [Some(9.0), Some(4.0), None]);
+    assert_eq!(parsed.reasons, [Some("Defines it.".to_owned()), None, None]);
+    assert!(parsed.issues.iter().any(|i| i.contains("more than once")));
+}
+
+#[test]
+fn an_overlong_reason_is_cut() {
+    let long = format!("{} end", "word\n ".repeat(100));
+    let answer = serde_json::json!({"scores": [{"document": 1, "score": 5, "reason": long}]});
+    let parsed = parse_llm_scores(&answer.to_string(), 1).unwrap();
+    let reason = parsed.reasons[0].as_deref().unwrap();
+    assert_eq!(reason.chars().count(), crag_core::MAX_DOCUMENT_REASON_CHARS);
+    assert!(reason.starts_with("word word "), "{reason}");
+    assert!(reason.ends_with("..."), "{reason}");
+    assert!(!reason.contains('\n'), "{reason}");
+}
+
+#[test]
+fn unusable_reasons_are_dropped_never_guessed() {
+    let parsed = parse_llm_scores(
+        r#"{"scores": [{"document": 1, "score": 6, "reason": 7},
+                       {"document": 2, "score": 4, "reason": {"why": "nested"}},
+                       {"document": 3, "score": "high", "reason": "Unscored."},
+                       {"document": 9, "score": 8, "reason": "Not a document."}]}"#,
+        3,
+    )
+    .unwrap();
+    assert_eq!(parsed.scores, [Some(6.0), Some(4.0), None]);
+    assert_eq!(parsed.reasons, [None, None, None]);
+    assert!(unparseable(
+        r#"{"scores": [{"document": 1, "reason": "No score at all."}]}"#,
+        1
+    ));
+    assert!(unparseable(
+        "Document 1: 8, because it answers the query.",
+        1
+    ));
+}
+
+#[test]
 fn index_strings() {
     assert!(matches!(index_from_str("Document 12"), Index::At(12)));
     assert!(matches!(index_from_str("doc_3]"), Index::At(3)));
@@ -205,6 +295,28 @@ proptest! {
             prop_assert_eq!(parsed.scores.len(), expected);
             for score in parsed.scores.iter().flatten() {
                 prop_assert!((0.0..=10.0).contains(score));
+            }
+        }
+    }
+
+    #[test]
+    fn reasons_go_with_scores_and_stay_short(
+        reasons in prop::collection::vec(prop::option::of(".{0,300}"), 1..6),
+    ) {
+        let entries: Vec<serde_json::Value> = reasons
+            .iter()
+            .enumerate()
+            .map(|(i, r)| serde_json::json!({"document": i + 1, "score": 5, "reason": r}))
+            .collect();
+        let answer = serde_json::json!({"scores": entries}).to_string();
+        let parsed = parse_llm_scores(&answer, reasons.len()).unwrap();
+        prop_assert_eq!(parsed.reasons.len(), reasons.len());
+        for (read, sent) in parsed.reasons.iter().zip(&reasons) {
+            let blank = sent.as_deref().is_none_or(|s| s.trim().is_empty());
+            prop_assert_eq!(read.is_none(), blank);
+            if let Some(read) = read {
+                prop_assert!(read.chars().count() <= crag_core::MAX_DOCUMENT_REASON_CHARS);
+                prop_assert_eq!(read.trim(), read.as_str());
             }
         }
     }

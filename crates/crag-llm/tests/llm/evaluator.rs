@@ -52,9 +52,13 @@ fn scripted(r: &Recorded) -> Reply {
             json!({"score": 0.8, "verdict": "correct", "reasoning": "the first document answers"}),
         );
     }
-    let score = if context.contains("borrow checker") {
-        0.9
-    } else if context.contains("Sourdough") {
+    if context.contains("borrow checker") {
+        return Reply::json(
+            200,
+            json!({"score": 0.9, "verdict": "relevant", "reasoning": "  Defines the\nborrow checker. "}),
+        );
+    }
+    let score = if context.contains("Sourdough") {
         0.1
     } else {
         0.6
@@ -87,6 +91,11 @@ async fn happy_path_scores_every_document() {
     assert!(close(evaluation.document_scores[1], 0.1), "{evaluation:?}");
     assert!(close(evaluation.document_scores[2], 0.6), "{evaluation:?}");
     assert_eq!(evaluation.reasoning, "the first document answers");
+    assert_eq!(
+        evaluation.document_reasons,
+        [Some("Defines the borrow checker.".to_owned()), None, None],
+        "the service's reasoning of a document is its reason, made one line"
+    );
     assert!(evaluation.issues.is_empty(), "{:?}", evaluation.issues);
 
     let requests = server.requests();
@@ -168,6 +177,7 @@ async fn missing_verdict_is_derived_from_thresholds() {
             .expect("evaluation");
         assert_eq!(evaluation.verdict, verdict, "score {score}");
         assert!(close(evaluation.document_scores[0], score as f32));
+        assert_eq!(evaluation.document_reason(0), None, "no reasoning sent");
         assert!(
             evaluation.reasoning.contains("derived"),
             "{}",

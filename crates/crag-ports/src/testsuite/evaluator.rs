@@ -31,7 +31,8 @@ pub fn sample_evaluation_input() -> (Query, Vec<EvalDocument>) {
 }
 
 /// Runs the relevance-evaluator contract: an empty list is judged incorrect; otherwise one
-/// score slot per document, every score (aggregate, per document, per criterion) finite and in
+/// score slot per document, no reason slots or one per document (each short and trimmed), every
+/// score (aggregate, per document, per criterion) finite and in
 /// [0, 1], and the same input judged the same way twice.
 pub async fn relevance_evaluator_suite(evaluator: &dyn RelevanceEvaluator) {
     assert!(!evaluator.name().is_empty(), "an evaluator has a name");
@@ -56,6 +57,20 @@ pub async fn relevance_evaluator_suite(evaluator: &dyn RelevanceEvaluator) {
         ev.document_scores.iter().flatten().all(|s| unit(*s)),
         "document scores in [0, 1]: {:?}",
         ev.document_scores
+    );
+    assert!(
+        ev.document_reasons.is_empty() || ev.document_reasons.len() == docs.len(),
+        "no reason slots or one per document: {:?}",
+        ev.document_reasons
+    );
+    assert!(
+        ev.document_reasons.iter().flatten().all(|r| {
+            !r.is_empty()
+                && r.trim() == r
+                && r.chars().count() <= crag_core::MAX_DOCUMENT_REASON_CHARS
+        }),
+        "document reasons are short and trimmed: {:?}",
+        ev.document_reasons
     );
     assert!(
         ev.criteria.iter().all(|c| unit(c.score)),
