@@ -1,5 +1,6 @@
 //! Named collections: each its own keyword index, vector table, symbol graph, term graph and
-//! namespace of the session store, under `<data_dir>/collections/<name>/`, with the server's
+//! namespace of the session store, under `<data_dir>/collections/<name>/` (the graphs, with
+//! `[storage] graphs = "postgres"`, in the schema `<postgres_schema>/<name>`), with the server's
 //! configuration plus the overrides it was created with. The data directory itself is the
 //! `default` collection, so an index written before collections existed opens as it is.
 //!
@@ -233,6 +234,7 @@ impl Collections {
         let dir = self.dir(name);
         // What an earlier, interrupted creation may have left.
         remove_dir(&dir).await?;
+        drop_graphs(&self.base, name).await?;
         let engine = match self.open_new(&mut descriptor, &dir).await {
             Ok(engine) => engine,
             Err(e) => {
@@ -300,6 +302,7 @@ impl Collections {
         std::fs::rename(&dir, &doomed)
             .map_err(|e| AppError::internal(format!("cannot delete {}: {e}", dir.display())))?;
         remove_dir(&doomed).await?;
+        drop_graphs(&self.base, name).await?;
         if let Some(uri) = &self.base.vectors_uri {
             let vectors = format!("{}/{COLLECTIONS_DIR}/{name}", uri.trim_end_matches('/'));
             if uri.contains("://") {
@@ -328,6 +331,8 @@ pub fn config_for(base: &Config, descriptor: &Descriptor) -> Result<Config, AppE
         .with_overrides(&descriptor.overrides)
         .map_err(|e| invalid(format!("overrides: {}", error_chain(&e))))?;
     config.data_dir = dir_of(base, &descriptor.name);
+    config.adapters.storage.postgres_schema =
+        base.adapters.storage.collection_schema(&descriptor.name);
     config.vectors_uri = base.vectors_uri.as_ref().map(|uri| {
         format!(
             "{}/{COLLECTIONS_DIR}/{}",
@@ -422,6 +427,14 @@ fn write_descriptor(dir: &Path, descriptor: &Descriptor) -> Result<(), ComposeEr
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, dir.join(DESCRIPTOR_FILE))
         .with_context(|| format!("cannot write the descriptor in {}", dir.display()))
+}
+
+/// Drops collection `name`'s graphs kept in Postgres, if any.
+async fn drop_graphs(base: &Config, name: &str) -> Result<(), AppError> {
+    crate::compose::drop_collection_graphs(base, name)
+        .await
+        .map(|_| ())
+        .map_err(|e| AppError::new(Code::Unavailable, error_chain(&e)))
 }
 
 /// Removes `dir` and everything in it, if it exists.

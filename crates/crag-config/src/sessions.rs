@@ -27,7 +27,8 @@ pub struct SessionsSection {
     pub backend: SessionBackend,
     /// The SQLite file.
     pub path: Option<PathBuf>,
-    /// Postgres URL (`postgres://user@host/db`; a unix socket: `?host=/dir`).
+    /// Postgres URL (`postgres://user@host/db`; a unix socket: `?host=/dir`); with neither
+    /// this nor `url_env`, `[storage] postgres_url`, the URL every shared store uses.
     #[schemars(example = &"postgres://crag@localhost/crag")]
     pub url: Option<String>,
     /// Environment variable holding the Postgres URL (keeps passwords out of files).

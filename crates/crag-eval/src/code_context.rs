@@ -125,6 +125,8 @@ pub async fn run(config: &Config, options: &CodeContextOptions) -> Result<CodeCo
         let mut config = config.clone();
         config.code.syntax_chunks = syntax;
         config.code.expand_depth = 0;
+        // Throwaway indexes: their graphs in the work directory, never in a shared database.
+        config.adapters.storage.graphs = crag_app::compose::GraphStore::Sqlite;
         let vectors = dir.join("vectors").to_string_lossy().into_owned();
         let engine =
             crag_app::compose::open_indexes(&config, &dir, &vectors, config.engine_config())

@@ -194,8 +194,11 @@ pub async fn prepare_index(
     std::fs::create_dir_all(&index_dir)
         .with_context(|| format!("cannot create {}", index_dir.display()))?;
     let vectors_uri = index_dir.join("vectors").to_string_lossy().into_owned();
+    // The dataset's own index: its graphs in its directory, never in a shared database.
+    let mut own = config.clone();
+    own.adapters.storage.graphs = crag_app::compose::GraphStore::Sqlite;
     let engine =
-        crag_app::compose::open_indexes(config, &index_dir, &vectors_uri, config.engine_config())
+        crag_app::compose::open_indexes(&own, &index_dir, &vectors_uri, config.engine_config())
             .await?
             .with_crag(crag_app::compose::components(config)?)?;
     eprintln!(

@@ -25,8 +25,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct GraphConfig {
-    /// Keep the key terms of every ingested prose chunk in `<data_dir>/terms.sqlite` (an existing
-    /// index is filled in by the next ingest); needed by `[crag.router] knowledge_graph`.
+    /// Keep the key terms of every ingested prose chunk in `<data_dir>/terms.sqlite` (or
+    /// Postgres with `[storage] graphs`; an existing index is filled in by the next ingest);
+    /// needed by `[crag.router] knowledge_graph`.
     pub enabled: bool,
     /// Key terms kept per chunk, by tf-idf (1..=256).
     pub terms_per_chunk: usize,

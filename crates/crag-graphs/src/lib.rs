@@ -8,8 +8,13 @@
 //!
 //! [`SqliteTermGraph`] keeps the knowledge graph of prose (the key terms of each chunk, see
 //! `TermGraph`) in a database file of its own, the same way.
+//!
+//! [`PostgresGraphs`] keeps both in a Postgres schema that several processes share:
+//! [`PostgresSymbolIndex`] and [`PostgresTermGraph`] (`migrations-postgres/`, the same tables
+//! with byte-order text, so both backends answer in one order).
 
 mod neighbours;
+mod postgres;
 mod rows;
 mod terms;
 
@@ -23,6 +28,9 @@ use crag_ports::{ErrorKind, Neighbour, PortError, PortResult, SymbolIndex, Symbo
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::SqlitePool;
 
+pub use postgres::{
+    drop_schema, PostgresGraphs, PostgresGraphsConfig, PostgresSymbolIndex, PostgresTermGraph,
+};
 use rows::{DEF_COLUMNS, LOOKUP_ORDER};
 pub use terms::SqliteTermGraph;
 
@@ -36,12 +44,15 @@ fn db_error(what: &str, e: sqlx::Error) -> PortError {
     store_error("symbol index", what, e)
 }
 
-/// A failed database call of `store` as a port error: a full pool is a timeout, a lost
-/// database unavailable, anything else internal.
+/// A failed database call of `store` as a port error: a full pool or a cancelled statement
+/// is a timeout, a lost database unavailable, anything else internal.
 fn store_error(store: &str, what: &str, e: sqlx::Error) -> PortError {
     let kind = match &e {
         sqlx::Error::PoolTimedOut => ErrorKind::Timeout,
-        sqlx::Error::Io(_) | sqlx::Error::PoolClosed => ErrorKind::Unavailable,
+        sqlx::Error::Io(_) | sqlx::Error::PoolClosed | sqlx::Error::Tls(_) => {
+            ErrorKind::Unavailable
+        }
+        sqlx::Error::Database(d) if d.code().as_deref() == Some("57014") => ErrorKind::Timeout,
         _ => ErrorKind::Internal,
     };
     PortError::with_source(kind, format!("{store}: {what} failed"), e)
@@ -346,7 +357,7 @@ impl SymbolIndex for SqliteSymbolIndex {
         let fail = |e| db_error("neighbours", e);
         // One transaction: the walk sees one snapshot.
         let mut tx = self.pool.begin().await.map_err(fail)?;
-        let found = neighbours::walk(&mut tx, qualified, hops, limit).await?;
+        let found = neighbours::walk(&mut *tx, qualified, hops, limit).await?;
         tx.commit().await.map_err(fail)?;
         Ok(found)
     }

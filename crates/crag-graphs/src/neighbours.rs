@@ -1,14 +1,86 @@
 //! The 1-2 hop neighbourhood of a definition, walked with indexed queries inside one read
-//! transaction.
+//! transaction; the same walk for both backends, each reading through [`Walk`].
 
 use std::collections::{HashMap, HashSet};
 
+use async_trait::async_trait;
 use crag_core::StoredSymbol;
 use crag_ports::{Neighbour, PortResult, Relation};
-use sqlx::SqliteConnection;
+use sqlx::{PgConnection, SqliteConnection};
 
 use crate::db_error;
 use crate::rows::{self, DEF_COLUMNS};
+
+/// The two reads a walk makes, on one connection of a backend (inside a read transaction).
+#[async_trait]
+pub(crate) trait Walk: Send {
+    /// The definitions selected by `filter` (a `WHERE` clause on `symbol_defs` with `?1`,
+    /// `?2`... parameters) bound to `binds`, with their row ids, in id order.
+    async fn defs(&mut self, filter: &str, binds: &[&str]) -> PortResult<Vec<Def>>;
+
+    /// The distinct name and qualifier of the references made from the definition `from`.
+    async fn uses(&mut self, from: &str) -> PortResult<Vec<(String, Option<String>)>>;
+}
+
+const USES: &str = "SELECT DISTINCT name, qualifier FROM symbol_refs WHERE from_qualified = ?1";
+
+/// Runs `sql` bound to `binds` on `conn` and reads definition rows.
+macro_rules! def_rows {
+    ($conn:expr, $sql:expr, $binds:expr) => {{
+        let sql = $sql;
+        let mut query = sqlx::query(&sql);
+        for b in $binds {
+            query = query.bind(*b);
+        }
+        query
+            .fetch_all($conn)
+            .await
+            .map_err(|e| db_error("neighbours", e))?
+            .iter()
+            .map(rows::symbol)
+            .collect()
+    }};
+}
+
+#[async_trait]
+impl Walk for SqliteConnection {
+    async fn defs(&mut self, filter: &str, binds: &[&str]) -> PortResult<Vec<Def>> {
+        def_rows!(
+            &mut *self,
+            format!("SELECT {DEF_COLUMNS} FROM symbol_defs WHERE {filter} ORDER BY id"),
+            binds
+        )
+    }
+
+    async fn uses(&mut self, from: &str) -> PortResult<Vec<(String, Option<String>)>> {
+        sqlx::query_as(USES)
+            .bind(from)
+            .fetch_all(&mut *self)
+            .await
+            .map_err(|e| db_error("neighbours", e))
+    }
+}
+
+/// Postgres numbers its parameters `$1`, `$2`...
+#[async_trait]
+impl Walk for PgConnection {
+    async fn defs(&mut self, filter: &str, binds: &[&str]) -> PortResult<Vec<Def>> {
+        def_rows!(
+            &mut *self,
+            format!("SELECT {DEF_COLUMNS} FROM symbol_defs WHERE {filter} ORDER BY id")
+                .replace('?', "$"),
+            binds
+        )
+    }
+
+    async fn uses(&mut self, from: &str) -> PortResult<Vec<(String, Option<String>)>> {
+        sqlx::query_as(&USES.replace('?', "$"))
+            .bind(from)
+            .fetch_all(&mut *self)
+            .await
+            .map_err(|e| db_error("neighbours", e))
+    }
+}
 
 /// Rank of a relation in a neighbourhood's order: Uses, Child, Parent, UsedBy.
 fn rank(relation: Relation) -> u8 {
@@ -28,41 +100,19 @@ fn has_qualified_suffix(qualified: &str, suffix: &str) -> bool {
             .is_some_and(|head| head.ends_with("::"))
 }
 
-type Def = (i64, StoredSymbol);
-
-/// Definitions selected by `filter` (a `WHERE` clause on `symbol_defs`) bound to `binds`.
-async fn defs(conn: &mut SqliteConnection, filter: &str, binds: &[&str]) -> PortResult<Vec<Def>> {
-    let sql = format!("SELECT {DEF_COLUMNS} FROM symbol_defs WHERE {filter} ORDER BY id");
-    let mut query = sqlx::query(&sql);
-    for b in binds {
-        query = query.bind(*b);
-    }
-    query
-        .fetch_all(conn)
-        .await
-        .map_err(|e| db_error("neighbours", e))?
-        .iter()
-        .map(rows::symbol)
-        .collect()
-}
+/// A definition and its row id.
+pub(crate) type Def = (i64, StoredSymbol);
 
 /// The definitions related to `from`, each with its relation (see [`Relation`]).
-async fn related(
-    conn: &mut SqliteConnection,
+async fn related<W: Walk + ?Sized>(
+    conn: &mut W,
     from: &StoredSymbol,
 ) -> PortResult<Vec<(Relation, Def)>> {
     let q = from.def.qualified.as_str();
     let mut out = Vec::new();
 
-    let used: Vec<(String, Option<String>)> = sqlx::query_as(
-        "SELECT DISTINCT name, qualifier FROM symbol_refs WHERE from_qualified = ?1",
-    )
-    .bind(q)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| db_error("neighbours", e))?;
-    for (name, qualifier) in used {
-        let named = defs(conn, "name = ?1", &[&name]).await?;
+    for (name, qualifier) in conn.uses(q).await? {
+        let named = conn.defs("name = ?1", &[&name]).await?;
         let preferred: Vec<Def> = match qualifier {
             Some(qualifier) => {
                 let suffix = format!("{qualifier}::{name}");
@@ -83,7 +133,9 @@ async fn related(
     }
 
     let (low, high) = rows::prefix_range(&format!("{q}::"));
-    let children = defs(conn, "qualified >= ?1 AND qualified < ?2", &[&low, &high]).await?;
+    let children = conn
+        .defs("qualified >= ?1 AND qualified < ?2", &[&low, &high])
+        .await?;
     out.extend(
         children
             .into_iter()
@@ -97,28 +149,28 @@ async fn related(
     );
 
     if let Some((parent, _)) = q.rsplit_once("::") {
-        let parents = defs(conn, "qualified = ?1", &[parent]).await?;
+        let parents = conn.defs("qualified = ?1", &[parent]).await?;
         out.extend(parents.into_iter().map(|d| (Relation::Parent, d)));
     }
 
-    let users = defs(
-        conn,
-        "qualified IN (SELECT from_qualified FROM symbol_refs WHERE name = ?1)",
-        &[&from.def.name],
-    )
-    .await?;
+    let users = conn
+        .defs(
+            "qualified IN (SELECT from_qualified FROM symbol_refs WHERE name = ?1)",
+            &[&from.def.name],
+        )
+        .await?;
     out.extend(users.into_iter().map(|d| (Relation::UsedBy, d)));
     Ok(out)
 }
 
 /// The neighbourhood of the definitions qualified `qualified`; `hops` is 1 or 2, `limit` > 0.
-pub(crate) async fn walk(
-    conn: &mut SqliteConnection,
+pub(crate) async fn walk<W: Walk + ?Sized>(
+    conn: &mut W,
     qualified: &str,
     hops: u8,
     limit: usize,
 ) -> PortResult<Vec<Neighbour>> {
-    let start = defs(conn, "qualified = ?1", &[qualified]).await?;
+    let start = conn.defs("qualified = ?1", &[qualified]).await?;
     let excluded: HashSet<i64> = start.iter().map(|(id, _)| *id).collect();
     let mut best: HashMap<i64, Neighbour> = HashMap::new();
     let mut frontier: Vec<StoredSymbol> = start.into_iter().map(|(_, s)| s).collect();

@@ -5,6 +5,7 @@ use crag_core::{
     SymbolKind, SymbolRef,
 };
 use crag_ports::{ErrorKind, PortError, PortResult};
+use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
@@ -58,14 +59,42 @@ fn corrupt(what: &str, detail: impl std::fmt::Display) -> PortError {
     )
 }
 
+/// The columns of a row of either backend, read by name; a missing column or one of another
+/// type is a malformed row.
+pub(crate) trait Columns {
+    /// A text column.
+    fn text(&self, column: &str) -> PortResult<String>;
+    /// A text column that may be NULL.
+    fn text_opt(&self, column: &str) -> PortResult<Option<String>>;
+    /// An integer column.
+    fn int(&self, column: &str) -> PortResult<i64>;
+}
+
+macro_rules! columns {
+    ($row:ty) => {
+        impl Columns for $row {
+            fn text(&self, column: &str) -> PortResult<String> {
+                self.try_get(column).map_err(|e| corrupt(column, e))
+            }
+            fn text_opt(&self, column: &str) -> PortResult<Option<String>> {
+                self.try_get(column).map_err(|e| corrupt(column, e))
+            }
+            fn int(&self, column: &str) -> PortResult<i64> {
+                self.try_get(column).map_err(|e| corrupt(column, e))
+            }
+        }
+    };
+}
+columns!(SqliteRow);
+columns!(PgRow);
+
 fn line(value: i64) -> PortResult<u32> {
     u32::try_from(value).map_err(|_| corrupt("line number", value))
 }
 
-fn ids(row: &SqliteRow, document: &str, chunk: &str) -> PortResult<(DocumentId, ChunkId)> {
-    let document =
-        DocumentId::new(row.get::<String, _>(document)).map_err(|e| corrupt("document id", e))?;
-    let chunk = ChunkId::new(row.get::<String, _>(chunk)).map_err(|e| corrupt("chunk id", e))?;
+fn ids(row: &impl Columns, document: &str, chunk: &str) -> PortResult<(DocumentId, ChunkId)> {
+    let document = DocumentId::new(row.text(document)?).map_err(|e| corrupt("document id", e))?;
+    let chunk = ChunkId::new(row.text(chunk)?).map_err(|e| corrupt("chunk id", e))?;
     Ok((document, chunk))
 }
 
@@ -74,57 +103,56 @@ fn symbol_kind(raw: &str) -> PortResult<SymbolKind> {
 }
 
 /// A definition row (selected with [`DEF_COLUMNS`]) and its row id.
-pub(crate) fn symbol(row: &SqliteRow) -> PortResult<(i64, StoredSymbol)> {
+pub(crate) fn symbol(row: &impl Columns) -> PortResult<(i64, StoredSymbol)> {
     let (document_id, chunk_id) = ids(row, "document_id", "chunk_id")?;
     let symbol = StoredSymbol {
         document_id,
-        path: row.get("path"),
+        path: row.text("path")?,
         chunk_id,
         def: SymbolDef {
-            name: row.get("name"),
-            qualified: row.get("qualified"),
-            kind: symbol_kind(row.get("kind"))?,
-            language: row.get("language"),
-            line_start: line(row.get("line_start"))?,
-            line_end: line(row.get("line_end"))?,
-            signature: row.get("signature"),
+            name: row.text("name")?,
+            qualified: row.text("qualified")?,
+            kind: symbol_kind(&row.text("kind")?)?,
+            language: row.text("language")?,
+            line_start: line(row.int("line_start")?)?,
+            line_end: line(row.int("line_end")?)?,
+            signature: row.text("signature")?,
         },
     };
-    Ok((row.get("id"), symbol))
+    Ok((row.int("id")?, symbol))
 }
 
 /// A reference row (`document_id, chunk_id, name, qualifier, from_qualified, kind, line`).
-pub(crate) fn reference(row: &SqliteRow) -> PortResult<StoredReference> {
+pub(crate) fn reference(row: &impl Columns) -> PortResult<StoredReference> {
     let (document_id, chunk_id) = ids(row, "document_id", "chunk_id")?;
-    let kind: String = row.get("kind");
     Ok(StoredReference {
         document_id,
         chunk_id,
         reference: SymbolRef {
-            name: row.get("name"),
-            qualifier: row.get("qualifier"),
-            from: row.get("from_qualified"),
-            kind: kind
+            name: row.text("name")?,
+            qualifier: row.text_opt("qualifier")?,
+            from: row.text_opt("from_qualified")?,
+            kind: row
+                .text("kind")?
                 .parse::<ReferenceKind>()
                 .map_err(|e| corrupt("reference kind", e))?,
-            line: line(row.get("line"))?,
+            line: line(row.int("line")?)?,
         },
     })
 }
 
 /// A chunk-metadata row (`chunk_id, language, symbol, symbol_kind, qualified, signature, part,
 /// parts`).
-pub(crate) fn chunk_meta(row: &SqliteRow) -> PortResult<(ChunkId, CodeMeta)> {
-    let chunk =
-        ChunkId::new(row.get::<String, _>("chunk_id")).map_err(|e| corrupt("chunk id", e))?;
+pub(crate) fn chunk_meta(row: &impl Columns) -> PortResult<(ChunkId, CodeMeta)> {
+    let chunk = ChunkId::new(row.text("chunk_id")?).map_err(|e| corrupt("chunk id", e))?;
     let meta = CodeMeta {
-        language: row.get("language"),
-        symbol: row.get("symbol"),
-        symbol_kind: symbol_kind(row.get("symbol_kind"))?,
-        qualified: row.get("qualified"),
-        signature: row.get("signature"),
-        part: line(row.get("part"))?,
-        parts: line(row.get("parts"))?,
+        language: row.text("language")?,
+        symbol: row.text("symbol")?,
+        symbol_kind: symbol_kind(&row.text("symbol_kind")?)?,
+        qualified: row.text("qualified")?,
+        signature: row.text("signature")?,
+        part: line(row.int("part")?)?,
+        parts: line(row.int("parts")?)?,
     };
     Ok((chunk, meta))
 }

@@ -5,6 +5,7 @@
 
 mod adapters;
 pub(crate) mod error;
+mod graphs;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,7 +16,6 @@ use crag_engine::{
     LlmGapDetector,
 };
 use crag_expansion::SynonymTable;
-use crag_graphs::{SqliteSymbolIndex, SqliteTermGraph};
 use crag_lancedb::{AnnPolicy, CacheBudget, LanceKeywordIndex, LanceVectorIndex, StoreOptions};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
 use crag_ports::{Embedder, GapDetector, KeywordIndex, SessionStore, SymbolIndex};
@@ -28,16 +28,18 @@ use error::bail;
 
 pub use adapters::{
     evaluator, language_model, reranker, web_search, Adapters, EvaluatorKind, EvaluatorSection,
-    HttpEvaluatorSection, KeywordStore, LlmSection, RerankerKind, RerankerSection, StorageSection,
-    WebProvider, WebSearchSection,
+    GraphStore, HttpEvaluatorSection, KeywordStore, LlmSection, RerankerKind, RerankerSection,
+    StorageSection, WebProvider, WebSearchSection, DEFAULT_POSTGRES_SCHEMA,
 };
+pub use graphs::drop_collection_graphs;
 
 use crate::Config;
 
-/// File of the symbol index, in the data directory.
+/// File of the symbol index, in the data directory (`[storage] graphs = "sqlite"`).
 pub const SYMBOLS_FILE: &str = "symbols.sqlite";
 
-/// The term graph (knowledge graph of prose) in the data directory, when switched on.
+/// The term graph (knowledge graph of prose) in the data directory, when switched on
+/// (`[storage] graphs = "sqlite"`).
 pub const TERMS_FILE: &str = "terms.sqlite";
 
 /// Name of the LanceDB table holding chunk vectors.
@@ -104,9 +106,10 @@ pub fn components(config: &Config) -> Result<CragComponents> {
     Ok(parts)
 }
 
-/// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB, the SQLite symbol index and,
-/// with `[knowledge_graph] enabled`, the SQLite term graph) on
-/// `data_dir` / `vectors_uri` without the Corrective RAG adapters (the engine's defaults).
+/// Opens the embedded stack (ONNX embedder, Tantivy, LanceDB, the symbol index and, with
+/// `[knowledge_graph] enabled`, the term graph, both in SQLite or Postgres as `[storage]
+/// graphs` says) on `data_dir` / `vectors_uri` without the Corrective RAG adapters (the
+/// engine's defaults).
 pub async fn open_indexes(
     config: &Config,
     data_dir: &Path,
@@ -156,19 +159,11 @@ pub async fn open_indexes_sharing(
     if let Err(error) = vectors.warm().await {
         tracing::warn!(%error, "vectors not copied into memory at start; the first search will try");
     }
-    let symbols_path = data_dir.join(SYMBOLS_FILE);
-    let symbols = SqliteSymbolIndex::open(&symbols_path)
-        .await
-        .with_context(|| format!("cannot open the symbol index {}", symbols_path.display()))?;
-    let graph_enabled = engine.graph.enabled;
+    let (symbols, terms) = graphs::open(config, data_dir, engine.graph.enabled).await?;
     let mut engine =
-        Engine::new(embedder, Arc::new(vectors), keywords, engine)?.with_symbols(Arc::new(symbols));
-    if graph_enabled {
-        let terms_path = data_dir.join(TERMS_FILE);
-        let terms = SqliteTermGraph::open(&terms_path)
-            .await
-            .with_context(|| format!("cannot open the term graph {}", terms_path.display()))?;
-        engine = engine.with_term_graph(Arc::new(terms));
+        Engine::new(embedder, Arc::new(vectors), keywords, engine)?.with_symbols(symbols);
+    if let Some(terms) = terms {
+        engine = engine.with_term_graph(terms);
     }
     Ok(engine)
 }
@@ -312,7 +307,8 @@ fn recorded_model(data_dir: &Path) -> Result<Option<String>> {
     }
 }
 
-/// The session store of `[sessions]`, if any.
+/// The session store of `[sessions]`, if any: with `backend = "postgres"`, at `[sessions]`'
+/// URL, else at `[storage] postgres_url`.
 pub async fn session_store(config: &Config) -> Result<Option<Arc<dyn SessionStore>>> {
     let section = &config.sessions;
     let store_config = SessionStoreConfig {
@@ -330,10 +326,21 @@ pub async fn session_store(config: &Config) -> Result<Option<Arc<dyn SessionStor
             Some(Arc::new(store))
         }
         SessionBackend::Postgres => {
-            let url = section.postgres_url()?;
+            // `[sessions]`' own URL wins; else the one every shared store uses.
+            let url = if section.url.is_none() && section.url_env.is_none() {
+                let why = "sessions.backend = \"postgres\"";
+                match config.adapters.storage.postgres_url(why)? {
+                    Some(url) => url,
+                    None => {
+                        bail!("{why} needs sessions.url, sessions.url_env or storage.postgres_url")
+                    }
+                }
+            } else {
+                section.postgres_url()?
+            };
             let store = PostgresSessionStore::connect(&url, store_config)
                 .await
-                .context("cannot connect the Postgres session store (sessions.url)")?;
+                .context("cannot connect the Postgres session store (sessions.url, else storage.postgres_url)")?;
             Some(Arc::new(store))
         }
     })

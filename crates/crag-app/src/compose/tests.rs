@@ -290,3 +290,78 @@ fn the_configured_bm25_defaults_are_the_keyword_index_defaults() {
         (bm25.k1, bm25.b, bm25.title_weight)
     );
 }
+
+#[tokio::test]
+async fn shared_stores_in_postgres_need_a_url_and_errors_name_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let postgres = |text: &str| {
+        Config::parse(&format!(
+            "vectors_uri = \"/srv/shared\"\n[storage]\ngraphs = \"postgres\"\n\
+             keyword = \"lancedb\"\n{text}"
+        ))
+    };
+    let missing = postgres("").unwrap();
+    let err = graphs::open(&missing, dir.path(), true).await.unwrap_err();
+    let text = crag_config::error_chain(&err);
+    assert!(
+        text.contains("storage.graphs = \"postgres\" needs storage.postgres_url"),
+        "{text}"
+    );
+    let bad = postgres("postgres_url = \"not a url\"\n").unwrap();
+    let err = graphs::open(&bad, dir.path(), false).await.unwrap_err();
+    let text = crag_config::error_chain(&err);
+    assert!(
+        text.contains("storage.postgres_url") && text.contains("invalid Postgres URL"),
+        "{text}"
+    );
+    let schema =
+        postgres("postgres_url = \"postgres://x@127.0.0.1:1/x\"\npostgres_schema = \"pg_x\"\n")
+            .unwrap();
+    let err = graphs::open(&schema, dir.path(), false).await.unwrap_err();
+    assert!(err.to_string().contains("storage.postgres_schema"), "{err}");
+    let local = Config::parse(
+        "[storage]\ngraphs = \"postgres\"\npostgres_url = \"postgres://x@127.0.0.1:1/x\"\n",
+    )
+    .unwrap();
+    let err = graphs::open(&local, dir.path(), false).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("set storage.keyword = \"lancedb\" and vectors_uri"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join(SYMBOLS_FILE).exists(),
+        "no SQLite file is made"
+    );
+
+    let sessions = Config::parse("[sessions]\nbackend = \"postgres\"\n").unwrap();
+    let err = session_store(&sessions).await.unwrap_err().to_string();
+    assert!(
+        err.contains("sessions.url, sessions.url_env or storage.postgres_url"),
+        "{err}"
+    );
+    let unset = Config::parse(
+        "[sessions]\nbackend = \"postgres\"\n[storage]\n\
+         postgres_url_env = \"CRAG_TEST_UNSET_POSTGRES_URL_VARIABLE\"\n",
+    )
+    .unwrap();
+    let err = session_store(&unset).await.unwrap_err().to_string();
+    assert!(
+        err.contains("(storage.postgres_url_env) is not set"),
+        "{err}"
+    );
+}
+
+#[test]
+fn collections_keep_their_graphs_in_a_schema_of_their_own() {
+    let base = Config::parse("[storage]\npostgres_schema = \"prod\"\n").unwrap();
+    let descriptor = crate::collections::Descriptor {
+        name: "docs".into(),
+        created_ms: 0,
+        embedding_model: String::new(),
+        overrides: serde_json::Map::new(),
+    };
+    let config = crate::collections::config_for(&base, &descriptor).unwrap();
+    assert_eq!(config.adapters.storage.postgres_schema, "prod/docs");
+    assert_eq!(base.adapters.storage.postgres_schema, "prod");
+}

@@ -11,7 +11,8 @@ use crate::error::{EngineError, Result};
 pub struct CodeConfig {
     /// Cut source files in Rust, Python, TypeScript/TSX, JavaScript and Go along their syntax (one
     /// chunk per function, method, type...; long ones in parts with the signature repeated) and
-    /// keep their symbols in `<data_dir>/symbols.sqlite`; `false`: token windows like prose.
+    /// keep their symbols in the symbol index (`<data_dir>/symbols.sqlite`, or Postgres with
+    /// `[storage] graphs`); `false`: token windows like prose.
     pub syntax_chunks: bool,
     /// Hops of the symbol graph by which `crag query` adds the definitions its code results call
     /// (0: off, 1 or 2).

@@ -1,7 +1,8 @@
 //! Adapters by kind: each port's table of the configuration (`[evaluator]`, `[web_search]`,
 //! `[llm]`, `[reranker]`) is declared here beside the builder that reads it, one file per
-//! port (`[storage]`: the object store of the LanceDB database). Adding an adapter of an existing port is its variant, its keys (each key's doc
-//! comment is its documentation) and its arm in that port's file.
+//! port (`[storage]`: the object store of the LanceDB database, and where the graphs live).
+//! Adding an adapter of an existing port is its variant, its keys (each key's doc comment is
+//! its documentation) and its arm in that port's file.
 
 mod evaluator;
 mod llm;
@@ -18,7 +19,7 @@ use url::Url;
 pub use evaluator::{evaluator, EvaluatorKind, EvaluatorSection, HttpEvaluatorSection};
 pub use llm::{language_model, LlmSection};
 pub use reranker::{reranker, RerankerKind, RerankerSection};
-pub use storage::{KeywordStore, StorageSection};
+pub use storage::{GraphStore, KeywordStore, StorageSection, DEFAULT_POSTGRES_SCHEMA};
 pub use web_search::{web_search, WebProvider, WebSearchSection};
 
 /// crag's adapter sections: the tables of the configuration file naming the adapter of each
@@ -34,8 +35,9 @@ pub struct Adapters {
     pub llm: Option<LlmSection>,
     /// Cross-encoder reranker (two-stage retrieval); tunables are in `[crag.rerank]`.
     pub reranker: RerankerSection,
-    /// The object store holding the LanceDB database (`vectors_uri = "s3://..."`), and the
-    /// read consistency of processes sharing it.
+    /// The object store holding the LanceDB database (`vectors_uri = "s3://..."`), the read
+    /// consistency of processes sharing it, and where the symbol index and the term graph live
+    /// (SQLite, or the Postgres database replicas share).
     pub storage: StorageSection,
 }
 
