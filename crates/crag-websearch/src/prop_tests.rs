@@ -81,8 +81,7 @@ fn json_text() -> impl Strategy<Value = serde_json::Value> {
 
 /// SearXNG-like JSON with random values, and garbage.
 fn searxng_body() -> impl Strategy<Value = Vec<u8>> {
-    let (url, text) = (json_url(), json_text());
-    let item = (url, text.clone(), text)
+    let item = (json_url(), json_text(), json_text())
         .prop_map(|(u, t, c)| serde_json::json!({"url": u, "title": t, "content": c}));
     let answer = prop::collection::vec(item, 0..30).prop_map(|results| {
         serde_json::to_vec(&serde_json::json!({ "results": results })).unwrap_or_default()
@@ -99,14 +98,14 @@ fn searxng_body() -> impl Strategy<Value = Vec<u8>> {
 /// Brave-like JSON with random values (extra snippets included), and garbage.
 fn brave_body() -> impl Strategy<Value = Vec<u8>> {
     let extras = prop_oneof![
-        prop::collection::vec(json_text(), 0..6).prop_map(serde_json::Value::Array),
+        prop::collection::vec(json_text(), 0..4).prop_map(serde_json::Value::Array),
         json_text(),
     ];
     let item = (json_url(), json_text(), json_text(), extras).prop_map(|(u, t, d, e)| {
         serde_json::json!({"url": u, "title": t, "description": d, "extra_snippets": e})
     });
     let kind = prop_oneof![Just("search".to_owned()), any::<String>()];
-    let answer = (kind, prop::collection::vec(item, 0..30), any::<bool>()).prop_map(
+    let answer = (kind, prop::collection::vec(item, 0..20), any::<bool>()).prop_map(
         |(kind, results, with_web)| {
             let mut answer = serde_json::json!({"type": kind, "query": {"original": "q"}});
             if with_web {
