@@ -49,6 +49,8 @@ fn line() -> impl Strategy<Value = String> {
         Just("kind"),
         Just("base_url"),
         Just("timeout_ms"),
+        Just("provider"),
+        Just("api_key_env"),
         Just("ann_min_rows"),
         Just("unknown_key"),
     ];
@@ -60,6 +62,7 @@ fn line() -> impl Strategy<Value = String> {
         Just("nan".to_owned()),
         Just("true".to_owned()),
         Just("\"rrf\"".to_owned()),
+        Just("\"brave\"".to_owned()),
         Just("\"\"".to_owned()),
         Just("[1, \"a\"]".to_owned()),
         Just("{ a = 1 }".to_owned()),

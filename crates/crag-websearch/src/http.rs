@@ -1,11 +1,11 @@
-//! The HTTP client both providers share: construction, request checks, status and transport
+//! The HTTP client the providers share: construction, request checks, status and transport
 //! error mapping, bounded body reading and logging.
 
 use std::time::{Duration, Instant};
 
 use crag_ports::{ErrorKind, PortError, PortResult, WebResult};
-use reqwest::header::{HeaderValue, RETRY_AFTER};
-use reqwest::{RequestBuilder, Response};
+use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::{RequestBuilder, Response, StatusCode};
 
 /// Timeout of a whole search request (connect, send, read) unless configured otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -19,6 +19,10 @@ pub const DEFAULT_USER_AGENT: &str = concat!(
 
 /// Largest answer body read; anything longer is refused as unreadable.
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How a provider explains a non-2xx answer from its status, headers and (bounded) body; the
+/// explanation must not quote the body.
+pub(crate) type Explain = fn(StatusCode, &HeaderMap, &[u8]) -> Option<String>;
 
 /// A `reqwest` client bound to one provider and its timeout.
 #[derive(Debug, Clone)]
@@ -71,9 +75,27 @@ impl Http {
     pub(crate) async fn fetch(&self, request: RequestBuilder) -> PortResult<Vec<u8>> {
         let response = request.send().await.map_err(|e| self.transport_error(e))?;
         if !response.status().is_success() {
-            return Err(self.status_error(&response));
+            return Err(self.status_error(response.status(), response.headers(), None));
         }
         self.read_body(response).await
+    }
+
+    /// [`fetch`](Self::fetch), reading the body of a non-2xx answer too so that `explain` can
+    /// add what the status means to the error message.
+    pub(crate) async fn fetch_explained(
+        &self,
+        request: RequestBuilder,
+        explain: Explain,
+    ) -> PortResult<Vec<u8>> {
+        let response = request.send().await.map_err(|e| self.transport_error(e))?;
+        let status = response.status();
+        if status.is_success() {
+            return self.read_body(response).await;
+        }
+        let headers = response.headers().clone();
+        let body = self.read_body(response).await.unwrap_or_default();
+        let explanation = explain(status, &headers, &body);
+        Err(self.status_error(status, &headers, explanation.as_deref()))
     }
 
     /// Reads the body, refusing answers above [`MAX_BODY_BYTES`].
@@ -109,11 +131,17 @@ impl Http {
     }
 
     /// Maps a non-2xx answer: all are `Unavailable`, with the status in the message.
-    fn status_error(&self, response: &Response) -> PortError {
-        let status = response.status();
+    fn status_error(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        explanation: Option<&str>,
+    ) -> PortError {
         let mut message = format!("{} answered http {status}", self.provider);
-        let retry_after = response
-            .headers()
+        if let Some(explanation) = explanation {
+            message.push_str(&format!(": {explanation}"));
+        }
+        let retry_after = headers
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)

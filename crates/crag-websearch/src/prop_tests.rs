@@ -1,10 +1,11 @@
-//! Property tests of the two parsers of outside input: DuckDuckGo's HTML result page and
-//! SearXNG's JSON answer. Whatever arrives: no panic, at most `limit` results, each with an
-//! http(s) URL, no URL twice.
+//! Property tests of the parsers of outside input: DuckDuckGo's HTML result page, SearXNG's
+//! and Brave's JSON answers, and Brave's query bounds. Whatever arrives: no panic, at most
+//! `limit` results, each with an http(s) URL, no URL twice.
 
 use proptest::prelude::*;
 use url::Url;
 
+use crate::brave::{bounded_query, parse_answer as parse_brave};
 use crate::duckduckgo::{parse_page, Selectors};
 use crate::searxng::parse_answer;
 use crag_ports::WebResult;
@@ -56,9 +57,8 @@ fn html() -> impl Strategy<Value = String> {
     prop::collection::vec(fragment, 0..40).prop_map(|v| v.concat())
 }
 
-/// SearXNG-like JSON with random values, and garbage.
-fn searxng_body() -> impl Strategy<Value = Vec<u8>> {
-    let url = prop_oneof![
+fn json_url() -> impl Strategy<Value = serde_json::Value> {
+    prop_oneof![
         Just(serde_json::json!("https://example.org/a")),
         Just(serde_json::json!("http://example.com/")),
         Just(serde_json::json!("ftp://example.org/")),
@@ -66,14 +66,22 @@ fn searxng_body() -> impl Strategy<Value = Vec<u8>> {
         Just(serde_json::json!(null)),
         Just(serde_json::json!(42)),
         any::<String>().prop_map(serde_json::Value::String),
-    ];
-    let text = prop_oneof![
+    ]
+}
+
+fn json_text() -> impl Strategy<Value = serde_json::Value> {
+    prop_oneof![
         any::<String>().prop_map(serde_json::Value::String),
         Just(serde_json::json!("<b>bold</b> &amp; more")),
+        Just(serde_json::json!("<strong>Corrective</strong> RAG")),
         Just(serde_json::json!(null)),
         Just(serde_json::json!([1, 2])),
-    ];
-    let item = (url, text.clone(), text)
+    ]
+}
+
+/// SearXNG-like JSON with random values, and garbage.
+fn searxng_body() -> impl Strategy<Value = Vec<u8>> {
+    let item = (json_url(), json_text(), json_text())
         .prop_map(|(u, t, c)| serde_json::json!({"url": u, "title": t, "content": c}));
     let answer = prop::collection::vec(item, 0..30).prop_map(|results| {
         serde_json::to_vec(&serde_json::json!({ "results": results })).unwrap_or_default()
@@ -84,6 +92,33 @@ fn searxng_body() -> impl Strategy<Value = Vec<u8>> {
         Just(b"{\"results\": 3}".to_vec()),
         Just(b"[]".to_vec()),
         Just(b"{\"results\": [".to_vec()),
+    ]
+}
+
+/// Brave-like JSON with random values (extra snippets included), and garbage.
+fn brave_body() -> impl Strategy<Value = Vec<u8>> {
+    let extras = prop_oneof![
+        prop::collection::vec(json_text(), 0..4).prop_map(serde_json::Value::Array),
+        json_text(),
+    ];
+    let item = (json_url(), json_text(), json_text(), extras).prop_map(|(u, t, d, e)| {
+        serde_json::json!({"url": u, "title": t, "description": d, "extra_snippets": e})
+    });
+    let kind = prop_oneof![Just("search".to_owned()), any::<String>()];
+    let answer = (kind, prop::collection::vec(item, 0..20), any::<bool>()).prop_map(
+        |(kind, results, with_web)| {
+            let mut answer = serde_json::json!({"type": kind, "query": {"original": "q"}});
+            if with_web {
+                answer["web"] = serde_json::json!({"type": "search", "results": results});
+            }
+            serde_json::to_vec(&answer).unwrap_or_default()
+        },
+    );
+    prop_oneof![
+        4 => answer,
+        1 => any::<Vec<u8>>(),
+        1 => Just(b"{\"type\": \"search\", \"web\": 3}".to_vec()),
+        1 => Just(b"{\"type\": \"search\", \"web\": {\"results\": [".to_vec()),
     ]
 }
 
@@ -103,6 +138,24 @@ proptest! {
     fn searxng_answers_never_panic(body in searxng_body(), limit in 0usize..12) {
         if let Ok(results) = parse_answer(&body, limit) {
             check(&results, limit)?;
+        }
+    }
+
+    #[test]
+    fn brave_answers_never_panic(body in brave_body(), limit in 0usize..12) {
+        if let Ok(results) = parse_brave(&body, limit) {
+            check(&results, limit)?;
+        }
+    }
+
+    #[test]
+    fn brave_queries_stay_within_bounds(query in any::<String>()) {
+        let bounded = bounded_query(&query);
+        prop_assert!(query.starts_with(bounded));
+        prop_assert!(bounded.chars().count() <= 400);
+        prop_assert!(bounded.split_whitespace().count() <= 50);
+        if query.chars().count() <= 400 && query.split_whitespace().count() <= 50 {
+            prop_assert_eq!(bounded.trim_end(), query.trim_end());
         }
     }
 }

@@ -84,6 +84,7 @@ fn adapter_sections_are_read_and_their_errors_named() {
     );
     assert_eq!("llm".parse::<EvaluatorKind>(), Ok(EvaluatorKind::Llm));
     assert!("bing".parse::<WebProvider>().is_err());
+    assert_eq!("brave".parse::<WebProvider>(), Ok(WebProvider::Brave));
 }
 
 #[test]
@@ -94,6 +95,16 @@ fn missing_requirements_are_explained() {
     let c = Config::parse("[web_search]\nprovider = \"searxng\"\n").unwrap();
     let err = components(&c).unwrap_err();
     assert!(err.to_string().contains("web_search.url"), "{err}");
+    let c = Config::parse(
+        "[web_search]\nprovider = \"brave\"\napi_key_env = \"CRAG_TEST_BRAVE_KEY_NEVER_SET\"\n",
+    )
+    .unwrap();
+    let err = components(&c).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "web_search.provider = \"brave\" needs a Brave Search API key: the environment variable \
+         CRAG_TEST_BRAVE_KEY_NEVER_SET (web_search.api_key_env) is not set or empty"
+    );
     let c = Config::parse("[evaluator]\nkind = \"http\"\n").unwrap();
     let err = components(&c).unwrap_err();
     assert!(err.to_string().contains("[evaluator.http]"), "{err}");

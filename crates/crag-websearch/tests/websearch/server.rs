@@ -1,5 +1,5 @@
 //! A local HTTP server answering every request with one canned response and recording what it
-//! received.
+//! received; it can require headers (an API key) and refuse requests without them.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -20,6 +20,7 @@ pub struct Canned {
     body: String,
     delay: Duration,
     headers: Vec<(&'static str, &'static str)>,
+    required: Vec<(&'static str, &'static str)>,
 }
 
 impl Canned {
@@ -47,6 +48,7 @@ impl Canned {
             body: body.into(),
             delay: Duration::ZERO,
             headers: Vec::new(),
+            required: Vec::new(),
         }
     }
 
@@ -67,6 +69,13 @@ impl Canned {
         self.headers.push((name, value));
         self
     }
+
+    /// The same answer, given only to requests carrying header `name` with exactly `value`;
+    /// the others get 401 and a JSON error naming the header.
+    pub fn requiring_header(mut self, name: &'static str, value: &'static str) -> Self {
+        self.required.push((name, value));
+        self
+    }
 }
 
 /// One request the server received.
@@ -78,12 +87,22 @@ pub struct Seen {
     pub form: Vec<(String, String)>,
     pub content_type: Option<String>,
     pub user_agent: Option<String>,
+    pub headers: HeaderMap,
 }
 
 impl Seen {
     /// Values of query parameter `name`.
     pub fn query_values(&self, name: &str) -> Vec<&str> {
         values(&self.query, name)
+    }
+
+    /// Value of header `name`, if it was sent once as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let mut values = self.headers.get_all(name).iter();
+        match (values.next(), values.next()) {
+            (Some(value), None) => value.to_str().ok(),
+            _ => None,
+        }
     }
 
     /// Values of form field `name`.
@@ -165,8 +184,22 @@ async fn answer(
         form: pairs(&body),
         content_type: header_text(header::CONTENT_TYPE),
         user_agent: header_text(header::USER_AGENT),
+        headers: headers.clone(),
     });
     let canned = &shared.canned;
+    let missing = canned
+        .required
+        .iter()
+        .find(|(name, value)| headers.get(*name).and_then(|v| v.to_str().ok()) != Some(*value));
+    if let Some((name, _)) = missing {
+        let body = format!(r#"{{"error": "missing or wrong header {name}"}}"#);
+        let mut response = (StatusCode::UNAUTHORIZED, body).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        return response;
+    }
     if !canned.delay.is_zero() {
         tokio::time::sleep(canned.delay).await;
     }
