@@ -4,12 +4,14 @@
 //! and the gaps' finds ([`AskState::next_context`]). No IO: the loop in `ask.rs` calls the
 //! detector and the retrievals and hands their results here.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
+use crag_core::TraversedSymbol;
 use crag_gaps::gap_key;
 use crag_ports::{ContextItem, GapReport};
 
+use super::neighbourhood::Room;
 use super::plan::PassView;
 use super::{GapResolution, PassReport};
 use crate::crag::Artifact;
@@ -85,6 +87,10 @@ pub(crate) struct AskState {
     pub retrieved: Vec<GapResolution>,
     /// Time spent building `context`.
     pub retrieve_time: Duration,
+    /// The session's traversed subgraph, by qualified path.
+    pub subgraph: HashMap<String, TraversedSymbol>,
+    /// The symbols whose neighbourhood this request took, in order.
+    pub traversed: Vec<TraversedSymbol>,
 }
 
 impl AskState {
@@ -226,13 +232,59 @@ impl AskState {
             .collect()
     }
 
-    /// Records the retrieval of `gap` (looked up by `lookup`), which found `found`: nothing
-    /// found puts the gap in the not-found set.
-    pub(crate) fn record_gap(&mut self, gap: &str, lookup: &'static str, found: &[Artifact]) {
-        let chunk_ids: Vec<String> = found
+    /// What the next context can still take after pass 1's best chunk, the earlier passes'
+    /// finds and `definitions` (this pass's), within the limits; and the ids of all those.
+    pub(crate) fn room(
+        &self,
+        definitions: &[Artifact],
+        max_chunks: usize,
+        max_tokens: usize,
+    ) -> (Room, HashSet<String>) {
+        let mut taken = HashSet::new();
+        let (mut chunks, mut tokens) = (0, 0);
+        let head = self.base.len().min(1);
+        for a in self.base[..head]
             .iter()
-            .map(|a| a.chunk.id.as_str().to_owned())
-            .collect();
+            .chain(&self.gathered)
+            .chain(definitions)
+        {
+            if taken.insert(a.chunk.id.as_str().to_owned()) {
+                chunks += 1;
+                tokens += a.tokens;
+            }
+        }
+        let room = Room {
+            chunks: max_chunks.saturating_sub(chunks),
+            tokens: max_tokens.saturating_sub(tokens),
+        };
+        (room, taken)
+    }
+
+    /// Records the symbols whose neighbourhood a gap's retrieval took (one taken again replaces
+    /// its earlier record).
+    pub(crate) fn record_traversed(&mut self, traversed: Vec<TraversedSymbol>) {
+        for t in traversed {
+            self.traversed.retain(|old| old.symbol != t.symbol);
+            self.subgraph.insert(t.symbol.clone(), t.clone());
+            self.traversed.push(t);
+        }
+    }
+
+    /// Records the retrieval of `gap` (looked up by `lookup`), which found `found` and, after
+    /// it, the neighbour chunks `neighbours`: nothing found puts the gap in the not-found set.
+    pub(crate) fn record_gap(
+        &mut self,
+        gap: &str,
+        lookup: &'static str,
+        found: &[Artifact],
+        neighbours: &[Artifact],
+    ) {
+        let ids = |list: &[Artifact]| -> Vec<String> {
+            list.iter()
+                .map(|a| a.chunk.id.as_str().to_owned())
+                .collect()
+        };
+        let chunk_ids = ids(found);
         if found.is_empty() {
             self.unresolved.push(gap.to_owned());
             let key = gap_key(gap);
@@ -245,6 +297,7 @@ impl AskState {
             gap: gap.to_owned(),
             lookup,
             chunk_ids,
+            neighbour_ids: ids(neighbours),
         });
     }
 
@@ -356,14 +409,21 @@ mod tests {
     #[test]
     fn a_gap_found_empty_joins_the_not_found_set() {
         let mut state = AskState::new(Vec::new(), Duration::ZERO, HashSet::new());
-        state.record_gap("missing_fn", "symbol", &[]);
-        state.record_gap("found_fn", "symbol", &[artifact("f", 5)]);
+        state.record_gap("missing_fn", "symbol", &[], &[]);
+        state.record_gap(
+            "found_fn",
+            "symbol",
+            &[artifact("f", 5)],
+            &[artifact("n", 3)],
+        );
         assert_eq!((state.resolved.len(), state.unresolved.len()), (1, 1));
         assert!(state.not_found.contains(&gap_key("missing_fn")));
         assert_eq!(state.retrieved[1].chunk_ids, ["f"]);
+        assert_eq!(state.retrieved[1].neighbour_ids, ["n"]);
         // The retrievals are reported with the next pass.
         state.triage(2, report(&[], &[]), Duration::ZERO);
         assert_eq!(state.last_pass().retrieved.len(), 2);
+        assert_eq!(state.last_pass().neighbour_chunks(), 1);
         assert!(state.retrieved.is_empty());
     }
 
