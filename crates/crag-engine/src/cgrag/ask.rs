@@ -220,15 +220,18 @@ impl Engine {
             .map(|(_, f)| std::mem::take(&mut f.neighbours))
             .collect();
         let neighbours = fit(candidates, &mut taken, room);
-        let mut fetched = definitions;
         for ((gap, find), kept) in finds.iter().zip(&neighbours) {
             state.record_gap(gap, find.lookup, &find.found, kept);
         }
-        fetched.extend(neighbours.into_iter().flatten());
         state
             .unresolved
             .extend(pending.iter().skip(config.max_gaps_per_pass).cloned());
-        state.next_context(fetched, config.context_chunks, config.context_tokens);
+        state.next_context(
+            definitions,
+            neighbours.into_iter().flatten().collect(),
+            config.context_chunks,
+            config.context_tokens,
+        );
         state.retrieve_time = started.elapsed();
         Ok(())
     }

@@ -225,7 +225,7 @@ mod tests {
     fn the_room_leaves_out_the_best_chunk_the_finds_and_the_definitions() {
         let base = vec![artifact("b1", 10), artifact("b2", 500)];
         let mut state = AskState::new(base, Duration::ZERO, HashSet::new());
-        state.next_context(vec![artifact("g1", 20)], 8, 1000);
+        state.next_context(vec![artifact("g1", 20)], Vec::new(), 8, 1000);
         let defs = [artifact("d1", 30), artifact("g1", 20)];
         let (room, taken) = state.room(&defs, 8, 1000);
         // b1, g1 and d1 (g1 counted once); b2, pass 1's rest, is what neighbours may displace.
@@ -245,6 +245,31 @@ mod tests {
                 tokens: 0
             }
         );
+    }
+
+    #[test]
+    fn neighbours_give_way_to_a_later_passs_definitions_but_keep_their_place_in_the_prompt() {
+        let base = vec![artifact("b1", 5), artifact("b2", 5)];
+        let mut state = AskState::new(base, Duration::ZERO, HashSet::new());
+        let ids = |state: &AskState| -> Vec<String> {
+            state
+                .context
+                .iter()
+                .map(|a| a.chunk.id.as_str().to_owned())
+                .collect()
+        };
+        state.next_context(
+            vec![artifact("d1", 5)],
+            vec![artifact("n1", 5), artifact("n2", 5)],
+            4,
+            100,
+        );
+        assert_eq!(ids(&state), ["b1", "d1", "n1", "n2"], "b2 gave way");
+        state.next_context(vec![artifact("d2", 5)], Vec::new(), 4, 100);
+        // Kept: b1, the definitions d1 and d2, then n1; shown in the order fetched.
+        assert_eq!(ids(&state), ["b1", "d1", "n1", "d2"]);
+        let (room, _) = state.room(&[], 4, 100);
+        assert_eq!(room.chunks, 0, "b1, d1, d2, n1 and n2 fill the 4 chunks");
     }
 
     #[test]
