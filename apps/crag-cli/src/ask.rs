@@ -102,8 +102,14 @@ fn print_outcome(o: &AskOutcome) {
         for g in &p.retrieved {
             let found = if g.chunk_ids.is_empty() {
                 "not found".to_owned()
-            } else {
+            } else if g.neighbour_ids.is_empty() {
                 g.chunk_ids.join(", ")
+            } else {
+                format!(
+                    "{}; neighbours: {}",
+                    g.chunk_ids.join(", "),
+                    g.neighbour_ids.join(", ")
+                )
             };
             println!("  pass {}: {} ({}) -> {found}", p.pass, g.gap, g.lookup);
         }

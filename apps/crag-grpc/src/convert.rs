@@ -316,9 +316,11 @@ pub(crate) fn pass(p: &crag_engine::PassReport) -> pb::Pass {
                 gap: g.gap.clone(),
                 lookup: g.lookup.to_owned(),
                 chunk_ids: g.chunk_ids.clone(),
+                neighbour_ids: g.neighbour_ids.clone(),
             })
             .collect(),
         context_chunks: n(p.context_chunks),
+        neighbour_chunks: n(p.neighbour_chunks()),
         gaps: p.gaps.clone(),
         skipped: p.skipped.clone(),
         parsed: p.parsed,

@@ -284,6 +284,9 @@ pub struct GapOutput {
     pub lookup: String,
     /// The passages it added (empty: not found).
     pub chunk_ids: Vec<String>,
+    /// Passages of its definitions' one-hop neighbourhood (callees, owning type, members,
+    /// callers) added after them.
+    pub neighbour_ids: Vec<String>,
 }
 
 /// One pass of `ask`.
@@ -348,6 +351,7 @@ impl From<&AskOutcome> for AskOutput {
                             gap: g.gap.clone(),
                             lookup: g.lookup.to_owned(),
                             chunk_ids: g.chunk_ids.clone(),
+                            neighbour_ids: g.neighbour_ids.clone(),
                         })
                         .collect(),
                     gaps: p.gaps.clone(),

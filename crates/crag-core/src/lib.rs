@@ -27,7 +27,9 @@ pub use metadata::{
 };
 pub use query::{ChunkFilter, Query, TopK, WeightedTerm, MAX_QUERY_BYTES, MAX_TOP_K};
 pub use scored::{FusedHit, LegHit, ScoredChunk, ScoredId};
-pub use session::{CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate};
+pub use session::{
+    CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate, TraversedSymbol,
+};
 pub use terms::{ChunkTerms, TermNeighbour};
 pub use verdict::{
     clip_reason, Correction, CorrectionKind, CriterionScore, EvalDocument, Evaluation,

@@ -56,6 +56,19 @@ pub struct CachedNode {
     pub text: String,
 }
 
+/// A symbol whose definition and one-hop neighbourhood a session has fetched: a node of the
+/// session's traversed subgraph, with the chunks its edges reached. A follow-up that needs the
+/// symbol again takes these chunks instead of walking the symbol graph again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraversedSymbol {
+    /// Its qualified path (`auth::Session::verify`), as the symbol index stores it.
+    pub symbol: String,
+    /// The chunks of its definitions.
+    pub definition: Vec<String>,
+    /// The chunks of its neighbours (callees, owning type, members, callers), in that order.
+    pub neighbours: Vec<String>,
+}
+
 /// One question and its answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatTurn {
@@ -80,6 +93,9 @@ pub struct Session {
     pub nodes: Vec<CachedNode>,
     /// Gaps looked for in vain, as normalised keys, sorted.
     pub not_found: Vec<String>,
+    /// The traversed subgraph: symbols whose neighbourhood was fetched, most recently
+    /// traversed first (at most the store's cap).
+    pub symbols: Vec<TraversedSymbol>,
     /// Turns, oldest first.
     pub turns: Vec<ChatTurn>,
     /// Created, in milliseconds since the Unix epoch.
@@ -96,6 +112,10 @@ pub struct SessionUpdate {
     pub nodes: Vec<CachedNode>,
     /// Gaps that found nothing.
     pub not_found: Vec<String>,
+    /// Symbols whose neighbourhood the request fetched: they move to the front of the
+    /// session's subgraph in their order (the first ends first), each replacing what the
+    /// session held for it; the least recently traversed beyond the cap leave it.
+    pub symbols: Vec<TraversedSymbol>,
     /// The request's turn.
     pub turn: Option<ChatTurn>,
 }

@@ -21,8 +21,8 @@ mod retrieval;
 
 pub use cgrag::{
     AskOutcome, AskRequest, CgragComponents, CgragConfig, CodeGapDetector, DetectorKind,
-    GapResolution, HistoryConfig, LlmGapDetector, PassReport, SourceConfig, SourcesConfig,
-    StopReason, SESSIONS_OFF,
+    GapResolution, HistoryConfig, LlmGapDetector, PassReport, SessionSourceConfig, SourceConfig,
+    SourcesConfig, StopReason, SESSIONS_OFF,
 };
 pub use chunker::{chunk_document, ChunkingConfig};
 pub use code::CodeConfig;

@@ -1,7 +1,8 @@
 //! Context completeness on a real repository (`crag eval-code`): for sampled functions, ask
 //! with their doc comment (or name) and count how many of their direct callees' definitions
 //! the final context holds, after one pass and after up to three LLM-free gap passes, with
-//! syntax-aware chunks and with token windows.
+//! syntax-aware chunks and with token windows; with syntax chunks, the gap passes run with and
+//! without the gaps' one-hop neighbourhood (`[cgrag] neighbourhood`).
 //!
 //! Ground truth comes from parsing the repository with `crag-syntax`: a callee is a function or
 //! method the sampled function calls whose name the repository defines exactly once (ambiguous
@@ -50,6 +51,8 @@ pub struct ModeReport {
     pub chunking: String,
     /// Passes allowed (1, or up to 3 with gap passes).
     pub max_passes: usize,
+    /// Neighbour chunks a symbol gap brings at most (`[cgrag] neighbourhood`; 0: none).
+    pub neighbourhood: usize,
     /// Questions asked.
     pub questions: usize,
     /// Callee definitions over all questions.
@@ -143,8 +146,19 @@ pub async fn run(config: &Config, options: &CodeContextOptions) -> Result<CodeCo
             "{name}: {} documents, {} chunks ({} files cut along their syntax)",
             report.documents_seen, report.chunks_written, report.syntax_files
         );
-        for max_passes in [1, 3] {
-            let mode = measure(&engine, &config, &cases, name, max_passes, options.top_k).await?;
+        // With symbols, the gap passes with the neighbourhood off and as configured.
+        let neighbourhood = config.cgrag.neighbourhood;
+        let mut runs = vec![(1, 0), (3, 0)];
+        if syntax && neighbourhood > 0 {
+            runs.push((3, neighbourhood));
+        }
+        for (max_passes, neighbourhood) in runs {
+            let cgrag = CgragConfig {
+                max_passes,
+                neighbourhood,
+                ..config.cgrag.clone()
+            };
+            let mode = measure(&engine, cgrag, &cases, name, options.top_k).await?;
             modes.push(mode);
         }
     }
@@ -289,26 +303,24 @@ fn holds(artifact: &Artifact, path: &str, def: &SymbolDef) -> bool {
 
 async fn measure(
     engine: &Engine,
-    config: &Config,
+    cgrag: CgragConfig,
     cases: &[Case],
     chunking: &str,
-    max_passes: usize,
     top_k: usize,
 ) -> Result<ModeReport> {
+    let (max_passes, neighbourhood) = (cgrag.max_passes, cgrag.neighbourhood);
     let engine = engine.clone().with_cgrag(CgragComponents {
         detector: Arc::new(match engine.symbol_index() {
             Some(symbols) => CodeGapDetector::with_symbols(Arc::clone(symbols)),
             None => CodeGapDetector::lexical(),
         }),
         sessions: None,
-        config: CgragConfig {
-            max_passes,
-            ..config.cgrag.clone()
-        },
+        config: cgrag,
     })?;
     let mut report = ModeReport {
         chunking: chunking.to_owned(),
         max_passes,
+        neighbourhood,
         questions: cases.len(),
         callees: 0,
         found: 0,
@@ -364,9 +376,10 @@ pub fn print(report: &CodeContextReport) {
         report.repo, report.source_files, report.candidates, report.sampled
     );
     println!(
-        "{:<8} {:>6} {:>8} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8}",
+        "{:<8} {:>6} {:>5} {:>8} {:>8} {:>7} {:>9} {:>8} {:>9} {:>7} {:>8}",
         "chunks",
         "passes",
+        "nbrs",
         "callees",
         "found",
         "recall",
@@ -378,13 +391,14 @@ pub fn print(report: &CodeContextReport) {
     );
     for m in &report.modes {
         println!(
-            "{:<8} {:>6} {:>8} {:>8} {:>7.3} {:>9.3} {:>8} {:>9.0} {:>7} {:>8.1}",
+            "{:<8} {:>6} {:>5} {:>8} {:>8} {:>7.3} {:>9.3} {:>8} {:>9.0} {:>7} {:>8.1}",
             m.chunking,
             if m.max_passes == 1 {
                 "1".to_owned()
             } else {
                 format!("<={}", m.max_passes)
             },
+            m.neighbourhood,
             m.callees,
             m.found,
             m.recall,

@@ -23,8 +23,10 @@ pub trait SessionStore: Debug + Send + Sync + 'static {
 
     /// Applies `update` to the session at time `now_ms`, creating it if needed: its nodes move
     /// to the front of the cache in their order (the first ends first), the cache keeps the
-    /// `max_nodes` most recently used, the not-found items join the set, the turn is appended;
-    /// `last_used_ms` becomes `now_ms`.
+    /// `max_nodes` most recently used, the not-found items join the set, the traversed symbols
+    /// move to the front of the session's subgraph in their order (each replacing the one of
+    /// its name; at most `max_nodes` symbols, the least recently traversed out first), the turn
+    /// is appended; `last_used_ms` becomes `now_ms`.
     async fn save(
         &self,
         id: SessionId,

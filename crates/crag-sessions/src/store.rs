@@ -6,7 +6,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use crag_core::{CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate};
+use crag_core::{
+    CachedNode, ChatTurn, Session, SessionId, SessionSummary, SessionUpdate, TraversedSymbol,
+};
 use crag_ports::{ErrorKind, PortError, PortResult, SessionStore};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
@@ -61,6 +63,14 @@ const ADD_TURN: &str = "INSERT INTO session_turns \
      (session_id, seq, question, answer, model, tokens, at_ms) \
      VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM session_turns WHERE session_id = $1), \
      $2, $3, $4, $5, $6)";
+const UPSERT_SYMBOL: &str = "INSERT INTO session_symbols \
+     (session_id, symbol, definition, neighbours, used) VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (session_id, symbol) DO UPDATE \
+     SET definition = excluded.definition, neighbours = excluded.neighbours, used = excluded.used";
+const EVICT_SYMBOLS: &str = "DELETE FROM session_symbols WHERE session_id = $1 AND symbol NOT IN \
+     (SELECT symbol FROM session_symbols WHERE session_id = $1 ORDER BY used DESC LIMIT $2)";
+const SELECT_SYMBOLS: &str = "SELECT symbol, definition, neighbours FROM session_symbols \
+     WHERE session_id = $1 ORDER BY used DESC";
 const SET_CLOCK: &str = "UPDATE sessions SET clock = $2 WHERE id = $1";
 const SELECT_SESSION: &str = "SELECT created_ms, last_used_ms FROM sessions WHERE id = $1";
 const SELECT_NODES: &str =
@@ -100,6 +110,24 @@ const LIST: &str = concat!(
 const DELETE: &str = "DELETE FROM sessions WHERE id = $1";
 const EXPIRE: &str = "DELETE FROM sessions WHERE last_used_ms < $1";
 const CLEAR: &str = concat!("DELETE FROM sessions WHERE ", in_namespace!("id", "$1"));
+
+/// Chunk ids in one column, separated by newlines (chunk ids hold no control characters; an
+/// id that does is left out).
+fn join_ids(ids: &[String]) -> String {
+    ids.iter()
+        .filter(|id| !id.contains('\n'))
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn split_ids(column: &str) -> Vec<String> {
+    column
+        .split('\n')
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
 
 /// The key prefix of `namespace`: none for the default one, `<namespace>/` otherwise.
 fn prefix_of(namespace: &str) -> String {
@@ -153,6 +181,18 @@ macro_rules! sql_session_store {
                     .map(|r| r.get(0))
                     .collect();
                 not_found.sort();
+                let symbols = sqlx::query(&sql(SELECT_SYMBOLS))
+                    .bind(&key)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(|e| db_error("load", e))?
+                    .into_iter()
+                    .map(|r| TraversedSymbol {
+                        symbol: r.get(0),
+                        definition: split_ids(r.get(1)),
+                        neighbours: split_ids(r.get(2)),
+                    })
+                    .collect();
                 let turns = sqlx::query(&sql(SELECT_TURNS))
                     .bind(&key)
                     .fetch_all(&mut *tx)
@@ -172,6 +212,7 @@ macro_rules! sql_session_store {
                     id,
                     nodes,
                     not_found,
+                    symbols,
                     turns,
                     created_ms,
                     last_used_ms,
@@ -216,6 +257,9 @@ macro_rules! sql_session_store {
                         .await
                         .map_err(fail)?;
                 }
+                let m = Self::save_symbols(&mut tx, &key, &update.symbols, clock + n, max_nodes)
+                    .await
+                    .map_err(fail)?;
                 if n > 0 {
                     sqlx::query(&sql(EVICT_NODES))
                         .bind(&key)
@@ -223,9 +267,11 @@ macro_rules! sql_session_store {
                         .execute(&mut *tx)
                         .await
                         .map_err(fail)?;
+                }
+                if n + m > 0 {
                     sqlx::query(&sql(SET_CLOCK))
                         .bind(&key)
-                        .bind(clock + n)
+                        .bind(clock + n + m)
                         .execute(&mut *tx)
                         .await
                         .map_err(fail)?;
@@ -318,6 +364,43 @@ macro_rules! sql_session_store {
             /// The row key of `id` in this store's namespace.
             fn key(&self, id: SessionId) -> String {
                 format!("{}{id}", self.prefix)
+            }
+
+            /// Moves `symbols` to the front of the session's subgraph (stamps above `clock`,
+            /// the first newest), keeping the `max` most recently traversed; the clock ticks
+            /// it used.
+            async fn save_symbols(
+                tx: &mut sqlx::Transaction<'_, $db>,
+                key: &str,
+                symbols: &[TraversedSymbol],
+                clock: i64,
+                max: usize,
+            ) -> Result<i64, sqlx::Error> {
+                let sql = $sql;
+                let mut seen = std::collections::HashSet::new();
+                let symbols: Vec<&TraversedSymbol> = symbols
+                    .iter()
+                    .filter(|t| seen.insert(t.symbol.as_str()))
+                    .collect();
+                let m = symbols.len() as i64;
+                for (i, t) in symbols.iter().enumerate() {
+                    sqlx::query(&sql(UPSERT_SYMBOL))
+                        .bind(key)
+                        .bind(&t.symbol)
+                        .bind(join_ids(&t.definition))
+                        .bind(join_ids(&t.neighbours))
+                        .bind(clock + m - i as i64)
+                        .execute(&mut **tx)
+                        .await?;
+                }
+                if m > 0 {
+                    sqlx::query(&sql(EVICT_SYMBOLS))
+                        .bind(key)
+                        .bind(i64::try_from(max).unwrap_or(i64::MAX))
+                        .execute(&mut **tx)
+                        .await?;
+                }
+                Ok(m)
             }
         }
     };

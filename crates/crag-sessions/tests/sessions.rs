@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crag_core::{CachedNode, SessionUpdate};
+use crag_core::{CachedNode, SessionUpdate, TraversedSymbol};
 use crag_ports::testsuite::session_store_suite;
 use crag_ports::SessionStore;
 use crag_sessions::{
@@ -39,6 +39,11 @@ async fn sqlite_sessions_survive_a_restart() {
             text: "fn a() {}".into(),
         }],
         not_found: vec!["verify_user".into()],
+        symbols: vec![TraversedSymbol {
+            symbol: "a::a".into(),
+            definition: vec!["a#0".into()],
+            neighbours: vec!["b#0".into(), "c#1".into()],
+        }],
         turn: None,
     };
     {
@@ -57,6 +62,7 @@ async fn sqlite_sessions_survive_a_restart() {
         .expect("kept across a restart");
     assert_eq!(s.not_found, vec!["verify_user".to_owned()]);
     assert_eq!(s.nodes, update.nodes);
+    assert_eq!(s.symbols, update.symbols);
 }
 
 #[tokio::test]

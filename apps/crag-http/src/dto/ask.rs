@@ -97,6 +97,8 @@ pub struct PassOutput<'a> {
     pass: usize,
     retrieved: Vec<GapOutput<'a>>,
     context_chunks: usize,
+    /// Chunks of the gaps' one-hop neighbourhoods the pass added.
+    neighbour_chunks: usize,
     gaps: &'a [String],
     skipped: &'a [String],
     parsed: bool,
@@ -112,6 +114,8 @@ struct GapOutput<'a> {
     gap: &'a str,
     lookup: &'static str,
     chunk_ids: &'a [String],
+    /// Chunks of its definitions' one-hop neighbourhood added after them.
+    neighbour_ids: &'a [String],
 }
 
 /// The JSON shape of a pass.
@@ -125,9 +129,11 @@ pub fn pass(p: &PassReport) -> PassOutput<'_> {
                 gap: &g.gap,
                 lookup: g.lookup,
                 chunk_ids: &g.chunk_ids,
+                neighbour_ids: &g.neighbour_ids,
             })
             .collect(),
         context_chunks: p.context_chunks,
+        neighbour_chunks: p.neighbour_chunks(),
         gaps: &p.gaps,
         skipped: &p.skipped,
         parsed: p.parsed,

@@ -11,9 +11,10 @@ use crag_gaps::gap_key;
 use crag_ports::GapReport;
 
 use super::citations::clean_citations;
+use super::neighbourhood::fit;
 use super::pass::{items, pack, AskState};
 use super::plan::{next, Next};
-use super::targeted::retrieve_gap;
+use super::targeted::{retrieve_gap, Targeting};
 use super::{AskOutcome, AskRequest, CgragComponents, PassReport, StopReason};
 use crate::crag::guard::{guarded, Guarded};
 use crate::crag::{Artifact, ArtifactOrigin, QueryOutcome, QueryRequest};
@@ -69,6 +70,14 @@ impl Engine {
             .unwrap_or_default();
         let pass1 = self.first_pass(request, session.as_ref()).await?;
         let mut state = AskState::new(pass1.context, pass1.took, not_found);
+        state.subgraph = session
+            .map(|s| {
+                s.symbols
+                    .into_iter()
+                    .map(|t| (t.symbol.clone(), t))
+                    .collect()
+            })
+            .unwrap_or_default();
         let stop = loop {
             let pass = state.passes.len() + 1;
             let (pending, view) = match self.detect(request, &state).await? {
@@ -92,12 +101,14 @@ impl Engine {
                 }
             }
         };
-        self.finish(request, state, stop, pass1.first, &pass1.cached_ids)
-            .await
-            .map(|outcome| AskOutcome {
-                total: started.elapsed(),
-                ..outcome
-            })
+        let outcome = self
+            .finish(request, state, stop, pass1.first, &pass1.cached_ids)
+            .await?;
+        self.metrics().record_ask(&outcome);
+        Ok(AskOutcome {
+            total: started.elapsed(),
+            ..outcome
+        })
     }
 
     /// The request's session, if it names one (an error when sessions are not configured).
@@ -175,7 +186,8 @@ impl Engine {
     }
 
     /// Retrieves each of `pending` (up to the per-pass limit; the rest stay unresolved) and
-    /// builds the next pass's context from the finds.
+    /// builds the next pass's context from the finds: every definition first, then the
+    /// neighbours the room left holds, gap by gap.
     async fn fetch_gaps(
         &self,
         state: &mut AskState,
@@ -185,17 +197,41 @@ impl Engine {
         let config = &self.cgrag.config;
         let started = Instant::now();
         let known_ids = state.known_ids();
-        let mut fetched = Vec::new();
+        let mut finds = Vec::new();
         for gap in pending.iter().take(config.max_gaps_per_pass) {
-            let (lookup, found) =
-                retrieve_gap(self, gap, &known_ids, config.targeted_top_k, filter).await?;
-            state.record_gap(gap, lookup, &found);
-            fetched.extend(found);
+            let how = Targeting {
+                top_k: config.targeted_top_k,
+                neighbourhood: config.neighbourhood,
+                subgraph: &state.subgraph,
+                filter,
+            };
+            let mut find = retrieve_gap(self, gap, &known_ids, &how).await?;
+            state.record_traversed(std::mem::take(&mut find.traversed));
+            finds.push((gap, find));
+        }
+        let definitions: Vec<Artifact> = finds
+            .iter()
+            .flat_map(|(_, f)| f.found.iter().cloned())
+            .collect();
+        let (room, mut taken) =
+            state.room(&definitions, config.context_chunks, config.context_tokens);
+        let candidates = finds
+            .iter_mut()
+            .map(|(_, f)| std::mem::take(&mut f.neighbours))
+            .collect();
+        let neighbours = fit(candidates, &mut taken, room);
+        for ((gap, find), kept) in finds.iter().zip(&neighbours) {
+            state.record_gap(gap, find.lookup, &find.found, kept);
         }
         state
             .unresolved
             .extend(pending.iter().skip(config.max_gaps_per_pass).cloned());
-        state.next_context(fetched, config.context_chunks, config.context_tokens);
+        state.next_context(
+            definitions,
+            neighbours.into_iter().flatten().collect(),
+            config.context_chunks,
+            config.context_tokens,
+        );
         state.retrieve_time = started.elapsed();
         Ok(())
     }
@@ -235,6 +271,7 @@ impl Engine {
                     })
                     .collect(),
                 not_found: std::mem::take(&mut state.new_not_found),
+                symbols: std::mem::take(&mut state.traversed),
                 turn: Some(ChatTurn {
                     question: request.question.as_str().to_owned(),
                     answer: answer.clone(),

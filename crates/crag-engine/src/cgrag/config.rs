@@ -32,6 +32,11 @@ pub struct CgragConfig {
     pub targeted_top_k: usize,
     /// Gaps retrieved per pass at most; the rest count as unresolved.
     pub max_gaps_per_pass: usize,
+    /// Chunks of a symbol gap's one-hop neighbourhood in the symbol graph (callees, owning
+    /// type, members, callers) fetched with its definitions at most (0..=20; 0: definitions
+    /// only). They come after every definition of the pass and stop when the next context's
+    /// room is spent.
+    pub neighbourhood: usize,
     /// Chunks shown to the gap detector at most.
     pub context_chunks: usize,
     /// Tokens of context shown to the detector at most (small models have small windows).
@@ -50,7 +55,8 @@ pub struct CgragConfig {
     /// Detector failure: `open` returns the context without an answer (stop `detector_failed`),
     /// `closed` fails the request.
     pub detector_fail_mode: FailMode,
-    /// Cached context nodes a session keeps (least recently used out first).
+    /// Cached context nodes a session keeps (least recently used out first), and symbols of
+    /// its traversed subgraph (least recently traversed out first).
     pub max_cached_nodes: usize,
     /// Where pass 1's context comes from, with weights and caps (`[cgrag.sources.*]`).
     pub sources: SourcesConfig,
@@ -62,6 +68,7 @@ impl Default for CgragConfig {
             max_passes: 3,
             targeted_top_k: 3,
             max_gaps_per_pass: 5,
+            neighbourhood: 4,
             context_chunks: 8,
             context_tokens: 2500,
             detector: DetectorKind::Auto,
@@ -87,6 +94,9 @@ impl CgragConfig {
         }
         if !(1..=20).contains(&self.max_gaps_per_pass) {
             return bad("max_gaps_per_pass must be within 1..=20");
+        }
+        if self.neighbourhood > 20 {
+            return bad("neighbourhood must be within 0..=20");
         }
         if !(1..=100).contains(&self.context_chunks) {
             return bad("context_chunks must be within 1..=100");

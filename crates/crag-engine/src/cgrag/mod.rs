@@ -3,8 +3,9 @@
 //!
 //! Pass 1 is the full retrieval ([`Engine::query`]: hybrid + Corrective RAG), merged with the
 //! session's cached context. Each pass asks the [`GapDetector`] for the answer and the gaps;
-//! the next pass retrieves each gap (symbols and paths by exact lookups first, fuzzy gaps by
-//! the vector top k). The loop stops when there are no gaps, when every gap is already known
+//! the next pass retrieves each gap (symbols and paths by exact lookups first, a symbol's
+//! definitions with their one-hop neighbourhood in the symbol graph, fuzzy gaps by the vector
+//! top k). The loop stops when there are no gaps, when every gap is already known
 //! not to exist, or after `max_passes`.
 
 mod ask;
@@ -12,6 +13,7 @@ pub mod citations;
 mod code_gaps;
 mod config;
 mod llm;
+mod neighbourhood;
 mod pass;
 mod plan;
 mod sources;
@@ -29,7 +31,7 @@ pub use ask::SESSIONS_OFF;
 pub use code_gaps::CodeGapDetector;
 pub use config::{CgragConfig, DetectorKind};
 pub use llm::LlmGapDetector;
-pub use sources::{HistoryConfig, SourceConfig, SourcesConfig};
+pub use sources::{HistoryConfig, SessionSourceConfig, SourceConfig, SourcesConfig};
 
 use crate::crag::{Artifact, QueryOutcome};
 
@@ -134,6 +136,13 @@ pub struct PassReport {
     pub detect: Duration,
 }
 
+impl PassReport {
+    /// Neighbour chunks the pass's gap retrievals added.
+    pub fn neighbour_chunks(&self) -> usize {
+        self.retrieved.iter().map(|g| g.neighbour_ids.len()).sum()
+    }
+}
+
 /// The retrieval of one gap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GapResolution {
@@ -143,6 +152,9 @@ pub struct GapResolution {
     pub lookup: &'static str,
     /// Chunks it added to the context (none: not found, it joins the not-found set).
     pub chunk_ids: Vec<String>,
+    /// Chunks of its definitions' one-hop neighbourhood added after them (the symbol graph's
+    /// callees, owning type, members and callers, within the pass's room).
+    pub neighbour_ids: Vec<String>,
 }
 
 /// The answer to an [`AskRequest`].

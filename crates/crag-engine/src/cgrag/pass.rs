@@ -4,12 +4,14 @@
 //! and the gaps' finds ([`AskState::next_context`]). No IO: the loop in `ask.rs` calls the
 //! detector and the retrievals and hands their results here.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
+use crag_core::TraversedSymbol;
 use crag_gaps::gap_key;
 use crag_ports::{ContextItem, GapReport};
 
+use super::neighbourhood::Room;
 use super::plan::PassView;
 use super::{GapResolution, PassReport};
 use crate::crag::Artifact;
@@ -77,14 +79,24 @@ pub(crate) struct AskState {
     pub passes: Vec<PassReport>,
     /// Pass 1's context.
     pub base: Vec<Artifact>,
-    /// What the gap passes fetched, in the order fetched.
+    /// The definitions (and other finds) the gap passes fetched, in the order fetched.
     pub gathered: Vec<Artifact>,
+    /// The neighbour chunks the gap passes fetched, in the order fetched: kept after every
+    /// find of `gathered`, so a later pass's definitions never lose their place to them.
+    pub neighbours: Vec<Artifact>,
+    /// Ids of the gap passes' chunks in the order fetched (definitions and neighbours of each
+    /// pass in turn): the order they are shown in.
+    pub fetch_order: Vec<String>,
     /// The context the next detection reads.
     pub context: Vec<Artifact>,
     /// The gap retrievals that built `context` (reported with the pass that reads it).
     pub retrieved: Vec<GapResolution>,
     /// Time spent building `context`.
     pub retrieve_time: Duration,
+    /// The session's traversed subgraph, by qualified path.
+    pub subgraph: HashMap<String, TraversedSymbol>,
+    /// The symbols whose neighbourhood this request took, in order.
+    pub traversed: Vec<TraversedSymbol>,
 }
 
 impl AskState {
@@ -221,18 +233,67 @@ impl AskState {
         self.context
             .iter()
             .chain(&self.gathered)
+            .chain(&self.neighbours)
             .chain(&self.base)
             .map(|a| a.chunk.id.as_str().to_owned())
             .collect()
     }
 
-    /// Records the retrieval of `gap` (looked up by `lookup`), which found `found`: nothing
-    /// found puts the gap in the not-found set.
-    pub(crate) fn record_gap(&mut self, gap: &str, lookup: &'static str, found: &[Artifact]) {
-        let chunk_ids: Vec<String> = found
+    /// What the next context can still take after pass 1's best chunk, the earlier passes'
+    /// finds (their neighbours too) and `definitions` (this pass's), within the limits; and the
+    /// ids of all those.
+    pub(crate) fn room(
+        &self,
+        definitions: &[Artifact],
+        max_chunks: usize,
+        max_tokens: usize,
+    ) -> (Room, HashSet<String>) {
+        let mut taken = HashSet::new();
+        let (mut chunks, mut tokens) = (0, 0);
+        let head = self.base.len().min(1);
+        for a in self.base[..head]
             .iter()
-            .map(|a| a.chunk.id.as_str().to_owned())
-            .collect();
+            .chain(&self.gathered)
+            .chain(definitions)
+            .chain(&self.neighbours)
+        {
+            if taken.insert(a.chunk.id.as_str().to_owned()) {
+                chunks += 1;
+                tokens += a.tokens;
+            }
+        }
+        let room = Room {
+            chunks: max_chunks.saturating_sub(chunks),
+            tokens: max_tokens.saturating_sub(tokens),
+        };
+        (room, taken)
+    }
+
+    /// Records the symbols whose neighbourhood a gap's retrieval took (one taken again replaces
+    /// its earlier record).
+    pub(crate) fn record_traversed(&mut self, traversed: Vec<TraversedSymbol>) {
+        for t in traversed {
+            self.traversed.retain(|old| old.symbol != t.symbol);
+            self.subgraph.insert(t.symbol.clone(), t.clone());
+            self.traversed.push(t);
+        }
+    }
+
+    /// Records the retrieval of `gap` (looked up by `lookup`), which found `found` and, after
+    /// it, the neighbour chunks `neighbours`: nothing found puts the gap in the not-found set.
+    pub(crate) fn record_gap(
+        &mut self,
+        gap: &str,
+        lookup: &'static str,
+        found: &[Artifact],
+        neighbours: &[Artifact],
+    ) {
+        let ids = |list: &[Artifact]| -> Vec<String> {
+            list.iter()
+                .map(|a| a.chunk.id.as_str().to_owned())
+                .collect()
+        };
+        let chunk_ids = ids(found);
         if found.is_empty() {
             self.unresolved.push(gap.to_owned());
             let key = gap_key(gap);
@@ -245,31 +306,56 @@ impl AskState {
             gap: gap.to_owned(),
             lookup,
             chunk_ids,
+            neighbour_ids: ids(neighbours),
         });
     }
 
-    /// The next pass's context after the gaps fetched `fetched`. Kept first: pass 1's best
-    /// chunk (what the question is about), then everything the gap passes fetched, earliest
-    /// first (a later pass never evicts an earlier find), then the rest of pass 1, within the
-    /// limits. Shown in a stable order: pass 1's kept chunks as they were, then the finds, so
-    /// each prompt starts as the last did.
+    /// The next pass's context after the gaps fetched `fetched` and, after it, the neighbour
+    /// chunks `neighbours`. Kept first: pass 1's best chunk (what the question is about), then
+    /// everything the gap passes fetched, earliest first (a later pass never evicts an earlier
+    /// find), then their neighbours, earliest first, then the rest of pass 1, within the
+    /// limits. Shown in a stable order: pass 1's kept chunks as they were, then the gap passes'
+    /// chunks in the order fetched, so each prompt starts as the last did.
     pub(crate) fn next_context(
         &mut self,
         mut fetched: Vec<Artifact>,
+        mut neighbours: Vec<Artifact>,
         max_chunks: usize,
         max_tokens: usize,
     ) {
+        self.fetch_order.extend(
+            fetched
+                .iter()
+                .chain(&neighbours)
+                .map(|a| a.chunk.id.as_str().to_owned()),
+        );
         self.gathered.append(&mut fetched);
+        self.neighbours.append(&mut neighbours);
         let head = self.base.len().min(1);
         let merged: Vec<Artifact> = self.base[..head]
             .iter()
             .chain(&self.gathered)
+            .chain(&self.neighbours)
             .chain(&self.base[head..])
             .cloned()
             .collect();
         let mut context = pack(merged, max_chunks, max_tokens);
         let from_base: HashSet<&str> = self.base.iter().map(|a| a.chunk.id.as_str()).collect();
-        context.sort_by_key(|a| !from_base.contains(a.chunk.id.as_str()));
+        let order: HashMap<&str, usize> = self
+            .fetch_order
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.as_str(), i))
+            .collect();
+        // Stable: pass 1's chunks keep their order, the others follow in the order fetched.
+        context.sort_by_key(|a| {
+            let id = a.chunk.id.as_str();
+            if from_base.contains(id) {
+                (false, 0)
+            } else {
+                (true, order.get(id).copied().unwrap_or(usize::MAX))
+            }
+        });
         self.context = context;
     }
 }
@@ -356,14 +442,21 @@ mod tests {
     #[test]
     fn a_gap_found_empty_joins_the_not_found_set() {
         let mut state = AskState::new(Vec::new(), Duration::ZERO, HashSet::new());
-        state.record_gap("missing_fn", "symbol", &[]);
-        state.record_gap("found_fn", "symbol", &[artifact("f", 5)]);
+        state.record_gap("missing_fn", "symbol", &[], &[]);
+        state.record_gap(
+            "found_fn",
+            "symbol",
+            &[artifact("f", 5)],
+            &[artifact("n", 3)],
+        );
         assert_eq!((state.resolved.len(), state.unresolved.len()), (1, 1));
         assert!(state.not_found.contains(&gap_key("missing_fn")));
         assert_eq!(state.retrieved[1].chunk_ids, ["f"]);
+        assert_eq!(state.retrieved[1].neighbour_ids, ["n"]);
         // The retrievals are reported with the next pass.
         state.triage(2, report(&[], &[]), Duration::ZERO);
         assert_eq!(state.last_pass().retrieved.len(), 2);
+        assert_eq!(state.last_pass().neighbour_chunks(), 1);
         assert!(state.retrieved.is_empty());
     }
 
@@ -371,10 +464,10 @@ mod tests {
     fn the_next_context_keeps_the_best_first_chunk_and_every_find_in_a_stable_order() {
         let base = vec![artifact("b1", 5), artifact("b2", 5), artifact("b3", 5)];
         let mut state = AskState::new(base, Duration::ZERO, HashSet::new());
-        state.next_context(vec![artifact("g1", 5)], 3, 100);
+        state.next_context(vec![artifact("g1", 5)], Vec::new(), 3, 100);
         // Within 3 chunks: b1 (the best of pass 1), g1 (a find), b2; pass 1's first.
         assert_eq!(ids(&state.context), ["b1", "b2", "g1"]);
-        state.next_context(vec![artifact("g2", 5)], 3, 100);
+        state.next_context(vec![artifact("g2", 5)], Vec::new(), 3, 100);
         assert_eq!(ids(&state.context), ["b1", "g1", "g2"]);
         assert_eq!(
             state.known_ids(),

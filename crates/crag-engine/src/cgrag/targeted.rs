@@ -1,14 +1,17 @@
 //! Pass 2+: the retrieval of one gap. Specific gaps (a symbol, a qualified name, a name in a
-//! path) are looked up in the symbol index first (their definitions' chunks); failing that, or
-//! without a symbol index, by BM25 over the symbol's name, kept only where the chunk holds the
-//! name (a definition first) or the path; fuzzy gaps take the vector leg's top k. A gap whose
-//! retrieval adds nothing new is not found.
+//! path) are looked up in the symbol index first (their definitions' chunks, and the candidates
+//! of their one-hop neighbourhood); failing that, or without a symbol index, by BM25 over the
+//! symbol's name, kept only where the chunk holds the name (a definition first) or the path;
+//! fuzzy gaps take the vector leg's top k. A gap whose retrieval adds nothing new is not found.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use crag_core::{Chunk, ChunkFilter, ChunkId, Query, ScoredChunk, TopK};
+use crag_core::TraversedSymbol;
+use crag_core::{Chunk, ChunkFilter, ChunkId, Query, ScoredChunk, StoredSymbol, TopK};
 use crag_gaps::{classify_gap, GapQuery};
 use crag_ports::SymbolLookup;
+
+use super::neighbourhood::neighbourhoods;
 
 use crate::crag::{Artifact, ArtifactOrigin};
 use crate::engine::Engine;
@@ -67,40 +70,81 @@ fn artifact(hit: ScoredChunk, engine: &Engine) -> Artifact {
     }
 }
 
+/// How the gaps of a pass are retrieved.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Targeting<'a> {
+    /// Chunks one gap's retrieval adds at most (its neighbourhood aside).
+    pub top_k: usize,
+    /// Neighbour chunks of a symbol gap's definitions taken at most (0: none).
+    pub neighbourhood: usize,
+    /// The session's traversed subgraph, by qualified path.
+    pub subgraph: &'a HashMap<String, TraversedSymbol>,
+    /// The request's filter.
+    pub filter: &'a ChunkFilter,
+}
+
+/// What the retrieval of one gap found.
+#[derive(Debug, Default)]
+pub(crate) struct GapFind {
+    /// How it was looked up (`symbol_index`, `symbol`, `path`, `vector`...).
+    pub lookup: &'static str,
+    /// The new chunks answering it, best first (for a symbol: its definitions).
+    pub found: Vec<Artifact>,
+    /// Chunks of the found definitions' one-hop neighbourhood not held yet, in order (callees,
+    /// owning type, members, callers): candidates, the pass keeps those it has room for.
+    pub neighbours: Vec<Artifact>,
+    /// The symbols whose neighbourhood was taken, as the session records them.
+    pub traversed: Vec<TraversedSymbol>,
+}
+
+/// Chunks by id, in the order of `ids`, with their code metadata.
+async fn chunks_by_id(engine: &Engine, ids: &[ChunkId]) -> Result<Vec<ScoredChunk>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut hits: Vec<ScoredChunk> = engine
+        .keyword_index()
+        .get(ids)
+        .await?
+        .into_iter()
+        .map(|chunk| ScoredChunk { chunk, score: 1.0 })
+        .collect();
+    hits.sort_by_key(|h| ids.iter().position(|id| *id == h.chunk.id));
+    engine.hydrate_code(&mut hits).await?;
+    Ok(hits)
+}
+
 /// The chunks defining what `lookup` names, from the symbol index (none without one), leaving
-/// out `known` chunks; at most `top_k`.
+/// out `known` chunks; at most `top_k`; with the definitions they hold.
 async fn definitions(
     engine: &Engine,
     lookup: &SymbolLookup,
     known: &HashSet<String>,
     top_k: usize,
-) -> Result<Vec<ScoredChunk>> {
+) -> Result<(Vec<ScoredChunk>, Vec<StoredSymbol>)> {
     let Some(symbols) = engine.symbol_index() else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let found = symbols.lookup(lookup, top_k.saturating_mul(4)).await?;
     let mut ids: Vec<ChunkId> = Vec::new();
-    for symbol in found {
+    for symbol in &found {
         if !known.contains(symbol.chunk_id.as_str()) && !ids.contains(&symbol.chunk_id) {
-            ids.push(symbol.chunk_id);
+            ids.push(symbol.chunk_id.clone());
         }
     }
     ids.truncate(top_k);
-    let mut hits: Vec<ScoredChunk> = engine
-        .keyword_index()
-        .get(&ids)
-        .await?
+    let defined = found
         .into_iter()
-        .map(|chunk| ScoredChunk { chunk, score: 1.0 })
+        .filter(|s| ids.contains(&s.chunk_id))
         .collect();
-    engine.hydrate_code(&mut hits).await?;
-    Ok(hits)
+    Ok((chunks_by_id(engine, &ids).await?, defined))
 }
 
 /// What the lookup of a symbol gap found.
 enum SymbolHits {
-    /// Its definitions, from the symbol index (code metadata already on them).
-    Defined(Vec<ScoredChunk>),
+    /// Its definitions' chunks, from the symbol index (code metadata already on them), and the
+    /// definitions.
+    Defined(Vec<ScoredChunk>, Vec<StoredSymbol>),
     /// Keyword hits holding the name (definitions first), and how they were looked up.
     Mentioned(&'static str, Vec<ScoredChunk>),
 }
@@ -136,9 +180,9 @@ async fn retrieve_symbol(
         (None, true) => SymbolLookup::Name(name.clone()),
         (None, false) => SymbolLookup::Qualified(format!("{}::{name}", context.join("::"))),
     };
-    let defined = definitions(engine, &lookup, known, top_k).await?;
-    if !defined.is_empty() {
-        return Ok(SymbolHits::Defined(defined));
+    let (hits, defined) = definitions(engine, &lookup, known, top_k).await?;
+    if !hits.is_empty() {
+        return Ok(SymbolHits::Defined(hits, defined));
     }
     let Ok(q) = Query::new(&name) else {
         return Ok(SymbolHits::Mentioned("symbol", Vec::new()));
@@ -180,33 +224,60 @@ async fn retrieve_symbol(
     ))
 }
 
-/// Retrieves `gap`: how it was looked up, and the new artifacts (not in `known`, passing the
-/// request's `filter`), best first, at most `top_k`.
+/// Retrieves `gap`: how it was looked up, the new artifacts (not in `known`, passing the
+/// request's filter), best first, at most `top_k`, and for a symbol found in the symbol index
+/// the candidates of its neighbourhood.
 pub(crate) async fn retrieve_gap(
     engine: &Engine,
     gap: &str,
     known: &HashSet<String>,
-    top_k: usize,
-    filter: &ChunkFilter,
-) -> Result<(&'static str, Vec<Artifact>)> {
-    let (lookup, mut hits) = lookup_gap(engine, gap, known, top_k).await?;
+    how: &Targeting<'_>,
+) -> Result<GapFind> {
+    let (lookup, mut hits, mut defined) = lookup_gap(engine, gap, known, how.top_k).await?;
     // A gap's lookups read the whole index: what the request's filter leaves out is dropped
     // here (code metadata is on every hit, for the filter's languages and symbol kinds).
-    hits.retain(|h| filter.matches(&h.chunk));
-    Ok((
+    hits.retain(|h| how.filter.matches(&h.chunk));
+    defined.retain(|s| hits.iter().any(|h| h.chunk.id == s.chunk_id));
+    let mut find = GapFind {
         lookup,
-        hits.into_iter().map(|h| artifact(h, engine)).collect(),
-    ))
+        found: hits.into_iter().map(|h| artifact(h, engine)).collect(),
+        ..GapFind::default()
+    };
+    let Some(symbols) = engine.symbol_index() else {
+        return Ok(find);
+    };
+    if how.neighbourhood == 0 || defined.is_empty() {
+        return Ok(find);
+    }
+    find.traversed =
+        neighbourhoods(symbols.as_ref(), &defined, how.subgraph, how.neighbourhood).await?;
+    let mut seen: HashSet<&str> = find.found.iter().map(|a| a.chunk.id.as_str()).collect();
+    let mut ids: Vec<ChunkId> = Vec::new();
+    for id in find.traversed.iter().flat_map(|t| &t.neighbours) {
+        if ids.len() == how.neighbourhood {
+            break;
+        }
+        if known.contains(id.as_str()) || !seen.insert(id.as_str()) {
+            continue;
+        }
+        if let Ok(id) = ChunkId::new(id.clone()) {
+            ids.push(id);
+        }
+    }
+    let mut hits = chunks_by_id(engine, &ids).await?;
+    hits.retain(|h| how.filter.matches(&h.chunk));
+    find.neighbours = hits.into_iter().map(|h| artifact(h, engine)).collect();
+    Ok(find)
 }
 
-/// Looks `gap` up: how, and the new hits (not in `known`), best first, at most `top_k`, with
-/// their code metadata.
+/// Looks `gap` up: how, the new hits (not in `known`), best first, at most `top_k`, with their
+/// code metadata, and the definitions they hold when the symbol index found them.
 async fn lookup_gap(
     engine: &Engine,
     gap: &str,
     known: &HashSet<String>,
     top_k: usize,
-) -> Result<(&'static str, Vec<ScoredChunk>)> {
+) -> Result<(&'static str, Vec<ScoredChunk>, Vec<StoredSymbol>)> {
     let fresh = |h: &ScoredChunk| !known.contains(h.chunk.id.as_str());
     let (lookup, hits): (&'static str, Vec<ScoredChunk>) = match classify_gap(gap) {
         GapQuery::Fuzzy(text) | GapQuery::TopicInPath { topic: text, .. }
@@ -255,14 +326,14 @@ async fn lookup_gap(
         | GapQuery::SymbolInPath { .. }
         | GapQuery::Qualified { .. }) => {
             match retrieve_symbol(engine, query, known, top_k).await? {
-                SymbolHits::Defined(defined) => return Ok(("symbol_index", defined)),
+                SymbolHits::Defined(hits, defined) => return Ok(("symbol_index", hits, defined)),
                 SymbolHits::Mentioned(lookup, hits) => (lookup, hits),
             }
         }
     };
     let mut hits = hits;
     engine.hydrate_code(&mut hits).await?;
-    Ok((lookup, hits))
+    Ok((lookup, hits, Vec::new()))
 }
 
 #[cfg(test)]

@@ -2,13 +2,15 @@ use std::fmt;
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, Gauge, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts,
+    Registry, TextEncoder,
 };
 
 use crate::error::{EngineError, Result};
 
-/// Prometheus metrics of Corrective RAG, in a registry the apps expose. Their names and labels
-/// are documented (docs/crag.md) for dashboards to select on: keep them stable.
+/// Prometheus metrics of Corrective RAG and of CGRAG (`cgrag_*`), in a registry the apps
+/// expose. Their names and labels are documented (docs/crag.md, docs/cgrag.md) for dashboards
+/// to select on: keep them stable.
 #[derive(Clone)]
 pub struct CragMetrics {
     registry: Registry,
@@ -20,6 +22,59 @@ pub struct CragMetrics {
     evaluator_failures: IntCounterVec,
     rerank_cache: IntCounterVec,
     evaluation_cache: IntCounterVec,
+    cgrag: CgragMetrics,
+}
+
+/// The CGRAG loop's metrics: passes per ask, gaps by outcome, asks by stop reason, neighbour
+/// chunks added.
+#[derive(Clone)]
+struct CgragMetrics {
+    passes: Histogram,
+    gaps: IntCounterVec,
+    asks: IntCounterVec,
+    neighbours: IntCounter,
+}
+
+impl CgragMetrics {
+    fn register(registry: &Registry) -> Result<Self> {
+        let passes = Histogram::with_opts(
+            HistogramOpts::new("cgrag_passes", "Passes per CGRAG ask")
+                .buckets((1..=10).map(f64::from).collect()),
+        )
+        .map_err(metric_error)?;
+        let gaps = IntCounterVec::new(
+            Opts::new(
+                "cgrag_gaps_total",
+                "CGRAG gaps by outcome (identified, resolved, unresolved)",
+            ),
+            &["outcome"],
+        )
+        .map_err(metric_error)?;
+        let asks = IntCounterVec::new(
+            Opts::new("cgrag_asks_total", "CGRAG asks by why the loop stopped"),
+            &["stop"],
+        )
+        .map_err(metric_error)?;
+        let neighbours = IntCounter::new(
+            "cgrag_neighbour_chunks_total",
+            "Chunks of the gaps' one-hop neighbourhoods added to CGRAG contexts",
+        )
+        .map_err(metric_error)?;
+        for c in [
+            Box::new(passes.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(gaps.clone()),
+            Box::new(asks.clone()),
+            Box::new(neighbours.clone()),
+        ] {
+            registry.register(c).map_err(metric_error)?;
+        }
+        Ok(Self {
+            passes,
+            gaps,
+            asks,
+            neighbours,
+        })
+    }
 }
 
 impl fmt::Debug for CragMetrics {
@@ -101,7 +156,9 @@ impl CragMetrics {
         ] {
             registry.register(c).map_err(metric_error)?;
         }
+        let cgrag = CgragMetrics::register(&registry)?;
         Ok(Self {
+            cgrag,
             registry,
             decisions,
             corrections,
@@ -169,6 +226,22 @@ impl CragMetrics {
     pub fn evaluation_cache_counts(&self) -> (u64, u64) {
         let count = |result: &str| self.evaluation_cache.with_label_values(&[result]).get();
         (count("hit"), count("miss"))
+    }
+
+    /// Records a CGRAG ask that ended with `outcome`.
+    pub(crate) fn record_ask(&self, outcome: &crate::cgrag::AskOutcome) {
+        let m = &self.cgrag;
+        m.passes.observe(outcome.passes_used() as f64);
+        for (label, n) in [
+            ("identified", outcome.gaps_identified),
+            ("resolved", outcome.gaps_resolved),
+            ("unresolved", outcome.gaps_unresolved),
+        ] {
+            m.gaps.with_label_values(&[label]).inc_by(n as u64);
+        }
+        m.asks.with_label_values(&[outcome.stop.as_str()]).inc();
+        let neighbours: usize = outcome.passes.iter().map(|p| p.neighbour_chunks()).sum();
+        m.neighbours.inc_by(neighbours as u64);
     }
 
     pub(crate) fn evaluator_failure(&self, evaluator: &str) {

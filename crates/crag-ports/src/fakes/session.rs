@@ -52,6 +52,7 @@ impl SessionStore for InMemorySessionStore {
             id,
             nodes: Vec::new(),
             not_found: Vec::new(),
+            symbols: Vec::new(),
             turns: Vec::new(),
             created_ms: now_ms,
             last_used_ms: now_ms,
@@ -74,6 +75,17 @@ impl SessionStore for InMemorySessionStore {
             .chain(update.not_found.iter().cloned())
             .collect();
         s.not_found = set.into_iter().collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut symbols: Vec<_> = update
+            .symbols
+            .iter()
+            .filter(|t| seen.insert(t.symbol.clone()))
+            .cloned()
+            .collect();
+        s.symbols.retain(|t| !seen.contains(&t.symbol));
+        symbols.append(&mut s.symbols);
+        symbols.truncate(max_nodes);
+        s.symbols = symbols;
         s.turns.extend(update.turn.clone());
         s.last_used_ms = now_ms;
         Ok(())

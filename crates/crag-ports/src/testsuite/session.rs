@@ -1,6 +1,6 @@
 //! The session-store contract.
 
-use crag_core::{CachedNode, ChatTurn, SessionId, SessionUpdate};
+use crag_core::{CachedNode, ChatTurn, SessionId, SessionUpdate, TraversedSymbol};
 
 use crate::SessionStore;
 
@@ -9,6 +9,14 @@ fn node(i: usize) -> CachedNode {
         chunk_id: format!("doc-{i}#0"),
         source: format!("src/file{i}.rs"),
         text: format!("fn item_{i}() {{}}"),
+    }
+}
+
+fn traversed(symbol: &str, neighbours: &[&str]) -> TraversedSymbol {
+    TraversedSymbol {
+        symbol: symbol.into(),
+        definition: vec![format!("{symbol}#def")],
+        neighbours: neighbours.iter().map(|n| (*n).to_owned()).collect(),
     }
 }
 
@@ -26,7 +34,8 @@ fn turn(question: &str, at_ms: i64) -> ChatTurn {
 /// move to the front when re-added and the cache keeps the most recent `max_nodes`; the
 /// not-found set and the turns accumulate; unknown sessions read as `None`; listing, deleting
 /// and expiring by idle time; 20 concurrent saves on one session all land; namespaces
-/// ([`namespace_isolation`]) keep their sessions apart.
+/// ([`namespace_isolation`]) keep their sessions apart; the traversed subgraph
+/// ([`traversed_subgraph`]) reads back, most recently traversed first, capped.
 pub async fn session_store_suite(store: &dyn SessionStore) {
     assert!(!store.backend().is_empty(), "a store names its backend");
     let id = SessionId::from_bits(0xfeed_0000_0000_0000_0000_0000_0000_0001);
@@ -37,6 +46,7 @@ pub async fn session_store_suite(store: &dyn SessionStore) {
         nodes: vec![node(1), node(2)],
         not_found: vec!["verify_user".into()],
         turn: Some(turn("q1", 1_000)),
+        ..SessionUpdate::default()
     };
     store.save(id, &first, 50, 1_000).await.expect("save");
     let s = store.load(id).await.expect("load").expect("saved session");
@@ -51,6 +61,7 @@ pub async fn session_store_suite(store: &dyn SessionStore) {
         nodes: vec![node(2), node(3)],
         not_found: vec!["verify_user".into(), "class Session".into()],
         turn: Some(turn("q2", 2_000)),
+        ..SessionUpdate::default()
     };
     store.save(id, &second, 50, 2_000).await.expect("save");
     let s = store.load(id).await.expect("load").expect("session");
@@ -111,6 +122,7 @@ pub async fn session_store_suite(store: &dyn SessionStore) {
         let update = SessionUpdate {
             nodes: vec![node(100 + i)],
             not_found: vec![format!("gap {i}")],
+            symbols: vec![traversed(&format!("module::f{i}"), &[])],
             turn: Some(turn(&format!("question {i}"), 10_000 + i as i64)),
         };
         async move {
@@ -125,7 +137,9 @@ pub async fn session_store_suite(store: &dyn SessionStore) {
     assert_eq!(s.nodes.len(), 20, "every node landed");
     assert_eq!(s.not_found.len(), 20, "every not-found item landed");
     assert_eq!(s.turns.len(), 20, "every turn landed");
+    assert_eq!(s.symbols.len(), 20, "every traversed symbol landed");
     namespace_isolation(store).await;
+    traversed_subgraph(store).await;
 }
 
 /// A session saved in one namespace is invisible to the others (load, list, delete); the
@@ -186,4 +200,74 @@ async fn namespace_isolation(store: &dyn SessionStore) {
         "b kept its session"
     );
     assert!(b.delete(id).await.expect("delete"));
+}
+
+/// The symbols a session traversed read back with their chunks, in order; a symbol traversed
+/// again moves to the front with its new chunks; the cap keeps the most recently traversed;
+/// deleting the session deletes them.
+async fn traversed_subgraph(store: &dyn SessionStore) {
+    let id = SessionId::from_bits(0x5ab9_7a9f);
+    let first = SessionUpdate {
+        symbols: vec![
+            traversed("auth::login", &["users.rs#verify_user", "auth.rs#Auth"]),
+            traversed("users::verify_user", &[]),
+            traversed("auth::login", &["ignored, a repeat"]),
+        ],
+        ..SessionUpdate::default()
+    };
+    store.save(id, &first, 3, 30_000).await.expect("save");
+    let s = store.load(id).await.expect("load").expect("session");
+    assert_eq!(
+        s.symbols,
+        vec![
+            traversed("auth::login", &["users.rs#verify_user", "auth.rs#Auth"]),
+            traversed("users::verify_user", &[]),
+        ],
+        "first traversed first, a repeat within one update ignored"
+    );
+    assert!(s.nodes.is_empty(), "symbols are not cached nodes");
+
+    let second = SessionUpdate {
+        nodes: vec![node(1)],
+        symbols: vec![
+            traversed("tokens::issue", &["tokens.rs#sign"]),
+            traversed("users::verify_user", &["db.rs#lookup"]),
+        ],
+        ..SessionUpdate::default()
+    };
+    store.save(id, &second, 3, 31_000).await.expect("save");
+    let s = store.load(id).await.expect("load").expect("session");
+    let names: Vec<&str> = s.symbols.iter().map(|t| t.symbol.as_str()).collect();
+    assert_eq!(
+        names,
+        ["tokens::issue", "users::verify_user", "auth::login"],
+        "most recently traversed first"
+    );
+    assert_eq!(
+        s.symbols[1],
+        traversed("users::verify_user", &["db.rs#lookup"]),
+        "traversed again: its new chunks replace the old"
+    );
+    assert_eq!(s.nodes, vec![node(1)], "the nodes are kept apart");
+
+    let third = SessionUpdate {
+        symbols: vec![traversed("cli::main", &[])],
+        ..SessionUpdate::default()
+    };
+    store.save(id, &third, 3, 32_000).await.expect("save");
+    let s = store.load(id).await.expect("load").expect("session");
+    let names: Vec<&str> = s.symbols.iter().map(|t| t.symbol.as_str()).collect();
+    assert_eq!(
+        names,
+        ["cli::main", "tokens::issue", "users::verify_user"],
+        "capped: the least recently traversed left"
+    );
+    assert!(store.delete(id).await.expect("delete"));
+    store
+        .save(id, &SessionUpdate::default(), 3, 33_000)
+        .await
+        .expect("save");
+    let s = store.load(id).await.expect("load").expect("session");
+    assert!(s.symbols.is_empty(), "deleted with its session");
+    assert!(store.delete(id).await.expect("delete"));
 }
