@@ -518,7 +518,11 @@ async fn health_answers_from_readiness() {
     assert_eq!(status(first), serving);
     // Draining: Check says so at once, Watch within its interval.
     s.api.set_ready(false);
-    let r = health.check(check("crag.v1.Crag")).await.unwrap().into_inner();
+    let r = health
+        .check(check("crag.v1.Crag"))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(status(r), not_serving);
     let next = tokio::time::timeout(std::time::Duration::from_secs(10), watch.message())
         .await

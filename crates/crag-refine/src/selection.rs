@@ -17,7 +17,11 @@ pub fn selection_prompt(query: &str, strips: &[&str]) -> String {
     let mut out = format!("Question: {}\n\nPassages:\n", query.trim());
     for (i, strip) in strips.iter().enumerate() {
         let text = one_line(strip);
-        out.push_str(&format!("[{}] {}\n", i + 1, shorten(&text, MAX_SHOWN_CHARS)));
+        out.push_str(&format!(
+            "[{}] {}\n",
+            i + 1,
+            shorten(&text, MAX_SHOWN_CHARS)
+        ));
     }
     out.push_str("\nWhich passages help answer the question?");
     out
@@ -97,7 +101,10 @@ mod tests {
     fn the_prompt_numbers_the_strips_on_one_line_each() {
         let p = selection_prompt(" what is rust? ", &["Rust is a\nlanguage.", "Bread rises."]);
         assert!(p.starts_with("Question: what is rust?\n"), "{p}");
-        assert!(p.contains("[1] Rust is a language.\n[2] Bread rises.\n"), "{p}");
+        assert!(
+            p.contains("[1] Rust is a language.\n[2] Bread rises.\n"),
+            "{p}"
+        );
         let long = "word ".repeat(400);
         let p = selection_prompt("q", &[&long]);
         assert!(p.len() < MAX_SHOWN_CHARS + 200, "{}", p.len());
@@ -125,7 +132,10 @@ mod tests {
         assert_eq!(parse_selection("None of them.", 3), Selection::NoneHelps);
         assert_eq!(parse_selection("0, 7", 3), Selection::Unreadable);
         assert_eq!(parse_selection("", 3), Selection::Unreadable);
-        assert_eq!(parse_selection("The passages discuss bread.", 3), Selection::Unreadable);
+        assert_eq!(
+            parse_selection("The passages discuss bread.", 3),
+            Selection::Unreadable
+        );
         assert_eq!(parse_selection("nonexistent", 3), Selection::Unreadable);
         assert_eq!(parse_selection("1", 0), Selection::Unreadable);
         assert_eq!(

@@ -4,6 +4,7 @@
 //! is one transaction that first upserts the session row, which serialises concurrent saves of
 //! one session (Postgres row lock, SQLite's single connection), so none is lost.
 
+mod sql;
 mod store;
 mod sweeper;
 

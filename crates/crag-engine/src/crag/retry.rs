@@ -164,9 +164,16 @@ mod tests {
             .iter()
             .find(|c| c.reason.contains("rewritten to its keywords"))
             .expect("the rewrite was tried");
-        assert!(rewrite.reason.starts_with("retry 1: "), "{}", rewrite.reason);
+        assert!(
+            rewrite.reason.starts_with("retry 1: "),
+            "{}",
+            rewrite.reason
+        );
         assert_eq!(rewrite.queries, ["code review check design"]);
-        assert!(run.corrections.iter().all(|c| c.reason.starts_with("retry ")));
+        assert!(run
+            .corrections
+            .iter()
+            .all(|c| c.reason.starts_with("retry ")));
     }
 
     #[tokio::test]
@@ -183,6 +190,10 @@ mod tests {
         retry(&mut run, work, &mut tried).await.unwrap();
         assert_eq!(tried, [Attempt::Feedback]);
         assert!(run.corrections.is_empty());
-        assert!(run.warnings[0].contains("retry 1 skipped"), "{:?}", run.warnings);
+        assert!(
+            run.warnings[0].contains("retry 1 skipped"),
+            "{:?}",
+            run.warnings
+        );
     }
 }

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use crag_core::{Correction, CorrectionKind, Verdict};
 use crag_ports::{ChatMessage, CompletionRequest, LanguageModel};
 use crag_refine::{
-    parse_selection, refine, selection_prompt, LexicalScorer, RefineConfig, ScoredStrip,
-    Selection, SELECTION_SYSTEM_PROMPT,
+    parse_selection, refine, selection_prompt, LexicalScorer, RefineConfig, ScoredStrip, Selection,
+    SELECTION_SYSTEM_PROMPT,
 };
 
 use super::{boxed, Action, CorrectiveAction, JudgedList};
@@ -52,7 +52,11 @@ impl CorrectiveAction for Refine {
             return Ok(work);
         }
         let t = Instant::now();
-        let texts: Vec<String> = work.artifacts.iter().map(|a| a.chunk.text.clone()).collect();
+        let texts: Vec<String> = work
+            .artifacts
+            .iter()
+            .map(|a| a.chunk.text.clone())
+            .collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let chosen = match run.runtime.components.refiner.clone() {
             Some(model) => llm_strips(run, model.as_ref(), &texts).await?,
@@ -282,8 +286,14 @@ mod tests {
         let (texts, notes, model) = refined(vec![Ok("1".into())], false).await;
         let texts = texts.unwrap();
         let prompt = &model.requests()[0].messages[1].content;
-        assert!(prompt.starts_with(&format!("Question: {QUERY}")), "{prompt}");
-        assert!(prompt.contains("[1] Vitamin D raises bone density."), "{prompt}");
+        assert!(
+            prompt.starts_with(&format!("Question: {QUERY}")),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("[1] Vitamin D raises bone density."),
+            "{prompt}"
+        );
         assert!(
             texts.contains(&"Vitamin D raises bone density.".to_owned()),
             "{texts:?}"
@@ -291,7 +301,9 @@ mod tests {
         // The other document had no chosen strip: it stays whole.
         assert!(texts.iter().any(|t| t.contains("Bread rises")), "{texts:?}");
         assert!(
-            notes.iter().any(|n| n.contains("chosen by the language model")),
+            notes
+                .iter()
+                .any(|n| n.contains("chosen by the language model")),
             "{notes:?}"
         );
     }
@@ -299,7 +311,10 @@ mod tests {
     #[tokio::test]
     async fn a_failed_or_unreadable_answer_falls_back_to_the_lexical_strips() {
         let (lexical, _, _) = refined(vec![], false).await; // no reply: the model fails
-        for reply in [Err((ErrorKind::Timeout, "slow".to_owned())), Ok("I think so.".into())] {
+        for reply in [
+            Err((ErrorKind::Timeout, "slow".to_owned())),
+            Ok("I think so.".into()),
+        ] {
             let (texts, notes, _) = refined(vec![reply], false).await;
             assert_eq!(texts.unwrap(), lexical.as_ref().unwrap().clone());
             assert!(
@@ -323,7 +338,9 @@ mod tests {
         let texts = texts.unwrap();
         assert!(texts.iter().any(|t| t.contains("museum")), "{texts:?}");
         assert!(
-            notes.iter().any(|n| n.contains("no strip chosen by the language model")),
+            notes
+                .iter()
+                .any(|n| n.contains("no strip chosen by the language model")),
             "{notes:?}"
         );
     }
