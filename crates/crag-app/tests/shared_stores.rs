@@ -4,36 +4,13 @@
 //! `CRAG_TEST_POSTGRES_URL` or a throwaway cluster started by `scripts/pg-cluster.sh` (the
 //! test fails, never passes, when none can be had).
 
-use std::path::Path;
+use crag_ports::testsuite::postgres_url;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crag_app::compose::EMBEDDING_MODEL_FILE;
 use crag_app::{Api, Caller, Config, DocumentParams, TokenSet};
 use crag_graphs::{drop_schema, PostgresGraphs, PostgresGraphsConfig};
 use crag_ports::{SymbolIndex, SymbolLookup, TermGraph};
-
-/// A Postgres server's URL: the environment's, or a throwaway cluster's.
-fn postgres_url() -> String {
-    if let Ok(url) = std::env::var("CRAG_TEST_POSTGRES_URL") {
-        return url;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster.sh");
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .arg("start")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "no Postgres for this test: set CRAG_TEST_POSTGRES_URL or install Debian's postgresql ({})",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .expect("the script prints a URL")
-        .to_owned()
-}
 
 const AUTH_RS: &str = "\
 pub struct Session {

@@ -2,7 +2,7 @@
 //! or, when it is unset, a throwaway cluster started by `scripts/pg-cluster.sh` (the tests
 //! fail, never pass, when no Postgres can be had). Each test works in schemas of its own.
 
-use std::path::Path;
+use crag_ports::testsuite::postgres_url;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -12,29 +12,6 @@ use crag_core::{
 use crag_graphs::{drop_schema, PostgresGraphs, PostgresGraphsConfig};
 use crag_ports::testsuite::{symbol_index_suite, term_graph_suite};
 use crag_ports::{ErrorKind, SymbolIndex, SymbolLookup, TermGraph};
-
-/// A Postgres server's URL: the environment's, or a throwaway cluster's.
-fn postgres_url() -> String {
-    if let Ok(url) = std::env::var("CRAG_TEST_POSTGRES_URL") {
-        return url;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster.sh");
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .arg("start")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "no Postgres for the graph tests: set CRAG_TEST_POSTGRES_URL or install Debian's postgresql ({})",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .expect("the script prints a URL")
-        .to_owned()
-}
 
 /// A schema name no other test (of this run or an earlier one) uses.
 fn fresh_schema(test: &str) -> String {

@@ -38,6 +38,31 @@ pub use terms::term_graph_suite;
 pub use vector::vector_index_suite;
 pub use websearch::web_search_suite;
 
+/// A Postgres server's URL for tests: `CRAG_TEST_POSTGRES_URL`, or a throwaway cluster started
+/// by the project's `scripts/pg-cluster.sh`. Panics (never skips) when neither gives one.
+pub fn postgres_url() -> String {
+    if let Ok(url) = std::env::var("CRAG_TEST_POSTGRES_URL") {
+        return url;
+    }
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "no Postgres for this test: set CRAG_TEST_POSTGRES_URL or install Debian's postgresql ({})",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .expect("the script prints a URL")
+        .to_owned()
+}
+
 /// Builds a chunk of `document` for tests.
 pub fn chunk(document: &str, ordinal: usize, title: &str, text: &str) -> Chunk {
     let document_id = DocumentId::new(document).expect("valid document id");

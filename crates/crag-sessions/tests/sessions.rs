@@ -2,7 +2,7 @@
 //! `CRAG_TEST_POSTGRES_URL` or, when it is unset, a throwaway cluster started by
 //! `scripts/pg-cluster.sh` (the test fails, never passes, when no Postgres can be had).
 
-use std::path::Path;
+use crag_ports::testsuite::postgres_url;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -102,29 +102,6 @@ async fn the_sweeper_expires_idle_sessions() {
         store.load(fresh).await.unwrap().is_some(),
         "the fresh one stays"
     );
-}
-
-/// A Postgres server's URL: the environment's, or a throwaway cluster's.
-fn postgres_url() -> String {
-    if let Ok(url) = std::env::var("CRAG_TEST_POSTGRES_URL") {
-        return url;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster.sh");
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .arg("start")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "no Postgres for the session tests: set CRAG_TEST_POSTGRES_URL or install Debian's postgresql ({})",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .expect("the script prints a URL")
-        .to_owned()
 }
 
 /// A fresh, empty database on the server, and its URL.
