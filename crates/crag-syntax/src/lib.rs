@@ -68,6 +68,12 @@ pub enum SyntaxError {
         /// What tree-sitter said.
         message: String,
     },
+    /// The parser gave up: the file took far more work than source files of its length do.
+    #[error("the file is too costly to parse as {language}")]
+    TooComplex {
+        /// The language.
+        language: &'static str,
+    },
     /// The file does not parse and no definition could be read from it.
     #[error("the file does not parse as {language}")]
     Unparsable {
@@ -75,6 +81,10 @@ pub enum SyntaxError {
         language: &'static str,
     },
 }
+
+/// Progress reports of tree-sitter a parse may take whatever the file's length (a real
+/// 100 KB file takes about 600, one byte in a hundred).
+const PARSE_BUDGET_BASE: usize = 4096;
 
 /// Cuts `text`, the source file at `path`, along its syntax.
 pub fn parse_file(
@@ -93,9 +103,32 @@ pub fn parse_file(
             language: language.as_str(),
             message: e.to_string(),
         })?;
-    let tree = parser.parse(text, None).ok_or(SyntaxError::Unparsable {
-        language: language.as_str(),
-    })?;
+    // Some grammars' error recovery runs away on odd input (minutes and gigabytes on 150
+    // bytes of TSX): tree-sitter reports progress about every hundred operations, and the
+    // parse is given up past a budget of reports that grows with the file's length, 25 to
+    // 100 times what real source files take.
+    let budget = PARSE_BUDGET_BASE + text.len() / 4;
+    let mut reports = 0usize;
+    let mut give_up = |_: &tree_sitter::ParseState| {
+        reports += 1;
+        reports > budget
+    };
+    let bytes = text.as_bytes();
+    let tree = parser
+        .parse_with_options(
+            &mut |at, _| bytes.get(at..).unwrap_or_default(),
+            None,
+            Some(tree_sitter::ParseOptions::new().progress_callback(&mut give_up)),
+        )
+        .ok_or(if reports > budget {
+            SyntaxError::TooComplex {
+                language: language.as_str(),
+            }
+        } else {
+            SyntaxError::Unparsable {
+                language: language.as_str(),
+            }
+        })?;
     let root = tree.root_node();
     let defs = defs::collect(language, root, text);
     if root.has_error() && defs.is_empty() {
