@@ -75,8 +75,9 @@ def client(
         errors.extend(failed)
 
 
-def run(url, queries, clients: int, seconds: float, body_extra, headers) -> dict:
-    """One closed-loop run with `clients` connections; returns its figures."""
+def run(urls, queries, clients: int, seconds: float, body_extra, headers) -> dict:
+    """One closed-loop run with `clients` connections, spread over `urls` in turn (replicas
+    of one index); returns its figures."""
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -87,7 +88,17 @@ def run(url, queries, clients: int, seconds: float, body_extra, headers) -> dict
     threads = [
         threading.Thread(
             target=client,
-            args=(url, queries, c * stride, body_extra, headers, stop_at, latencies, errors, lock),
+            args=(
+                urls[c % len(urls)],
+                queries,
+                c * stride,
+                body_extra,
+                headers,
+                stop_at,
+                latencies,
+                errors,
+                lock,
+            ),
         )
         for c in range(clients)
     ]
@@ -113,7 +124,11 @@ def run(url, queries, clients: int, seconds: float, body_extra, headers) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("base_url", help="the server, e.g. http://127.0.0.1:8080")
+    parser.add_argument(
+        "base_url",
+        help="the server, e.g. http://127.0.0.1:8080; several replicas comma-separated "
+        "(clients go to each in turn)",
+    )
     parser.add_argument("queries", type=Path)
     parser.add_argument("--clients", default="1,2,4,8", help="comma-separated client counts")
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each run")
@@ -124,9 +139,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
 
-    url = urlparse(args.base_url)
-    if url.scheme != "http" or not url.hostname:
-        sys.exit(f"load: {args.base_url} is not an http:// URL")
+    urls = [urlparse(u.strip()) for u in args.base_url.split(",") if u.strip()]
+    for url in urls:
+        if url.scheme != "http" or not url.hostname:
+            sys.exit(f"load: {url.geturl()} is not an http:// URL")
+    if not urls:
+        sys.exit("load: no server URL")
     queries = read_queries(args.queries)
     headers = {"Content-Type": "application/json"}
     if args.token:
@@ -136,10 +154,10 @@ def main() -> None:
     if not counts or min(counts) < 1:
         sys.exit("load: --clients must list positive counts")
 
-    warm = run(url, queries, 1, args.warmup, body_extra, headers)
+    warm = run(urls, queries, len(urls), args.warmup, body_extra, headers)
     if warm["requests"] == 0:
         sys.exit(f"load: no query succeeded while warming up: {warm['firstErrors']}")
-    runs = [run(url, queries, n, args.seconds, body_extra, headers) for n in counts]
+    runs = [run(urls, queries, n, args.seconds, body_extra, headers) for n in counts]
     print("| clients | q/s | p50 ms | p95 ms | p99 ms | requests | errors | client CPU s |")
     print("|---|---|---|---|---|---|---|---|")
     for r in runs:

@@ -83,9 +83,10 @@ pub(crate) enum ConfigCommand {
 
 /// The context of a command: the configuration ([`load_config`]) and, with `--collection`,
 /// the named collection's.
-pub(crate) fn context(cli: &Cli) -> anyhow::Result<commands::Context> {
+pub(crate) async fn context(cli: &Cli) -> anyhow::Result<commands::Context> {
     let base = load_config(cli)?;
     let config = crag_app::collections::collection_config(&base, &cli.collection)
+        .await
         .map_err(anyhow::Error::msg)?;
     Ok(commands::Context {
         config,

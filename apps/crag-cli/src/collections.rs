@@ -80,7 +80,10 @@ pub async fn collections(ctx: &Context, command: CollectionsCommand) -> Result<(
     let owner = Caller::default();
     match command {
         CollectionsCommand::List { json } => {
-            let names = api.list_collections(&owner).map_err(anyhow::Error::msg)?;
+            let names = api
+                .list_collections(&owner)
+                .await
+                .map_err(anyhow::Error::msg)?;
             if json {
                 println!("{}", serde_json::json!({ "collections": names }));
             } else {

@@ -37,7 +37,7 @@ async fn main() -> ExitCode {
         _ => "warn",
     };
     crag_app::init_tracing(default_level);
-    let result = match context(&cli) {
+    let result = match context(&cli).await {
         Ok(ctx) => run(cli.command, ctx).await,
         Err(err) => Err(err),
     };

@@ -3,8 +3,9 @@
 //! would: `--vectors-uri s3://...`, `[storage]` from `CRAG_STORAGE__*`, credentials from
 //! the environment.
 
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod support;
@@ -50,7 +51,12 @@ impl S3Crag {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_crag"))
+        self.command(args).output().expect("run crag")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_crag"));
+        command
             .arg("--data-dir")
             .arg(self.data.path())
             .arg("--vectors-uri")
@@ -62,9 +68,8 @@ impl S3Crag {
             .env("CRAG_STORAGE__KEYWORD", self.keyword)
             .env("CRAG_STORAGE__READ_CONSISTENCY_MS", "0")
             .env("AWS_ACCESS_KEY_ID", "crag-test")
-            .env("AWS_SECRET_ACCESS_KEY", "crag-test")
-            .output()
-            .expect("run crag")
+            .env("AWS_SECRET_ACCESS_KEY", "crag-test");
+        command
     }
 }
 
@@ -189,4 +194,65 @@ fn a_plain_http_endpoint_needs_allow_http() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("storage.allow_http"), "{stderr}");
+}
+
+/// A writer killed with SIGKILL in the middle of an ingest into the object store leaves
+/// nothing that the next ingest does not mend: no duplicate chunk, no chunk in one leg only,
+/// no document lost.
+#[test]
+fn a_writer_killed_during_ingest_leaves_no_duplicate_or_orphan() {
+    // Five write batches of 64 documents, one chunk each.
+    const FILES: u64 = 320;
+    let crag = S3Crag::new(&s3_endpoint()).keyword_in_lancedb();
+    let corpus = tempfile::tempdir().expect("tmp");
+    for i in 0..FILES {
+        let text = format!(
+            "Note {i}: the tide gauge at station {i} recorded a surge of {} centimetres \
+             during the storm, and the harbour master logged reading number {i}.",
+            i * 7 % 97
+        );
+        std::fs::write(corpus.path().join(format!("note-{i:03}.txt")), text).expect("write");
+    }
+    let corpus = corpus.path().to_str().expect("utf-8 path");
+    let mut child = crag
+        .command(&["ingest", corpus, "--json"])
+        .env("CRAG_LOG", "warn,crag_engine::ingest=debug")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start crag");
+    let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut log = Vec::new();
+    let mut killed = false;
+    for line in stderr.lines() {
+        let line = line.expect("stderr line");
+        if line.contains("ingest batch written") {
+            child.kill().expect("SIGKILL");
+            killed = true;
+            break;
+        }
+        log.push(line);
+    }
+    child.wait().expect("wait");
+    assert!(
+        killed,
+        "killed after its first batch, before the end: {}",
+        log.join("\n")
+    );
+    let partial = stdout_json(&crag.run(&["stats", "--json"]));
+    let documents = partial["documents"].as_u64().expect("documents");
+    assert!(documents < FILES, "killed mid-way: {partial}");
+
+    let again = stdout_json(&crag.run(&["ingest", corpus, "--json"]));
+    assert_eq!(
+        again["documentsAdded"].as_u64().unwrap() + again["documentsUnchanged"].as_u64().unwrap(),
+        FILES,
+        "{again}"
+    );
+    let stats = stdout_json(&crag.run(&["stats", "--json"]));
+    assert_eq!(stats["documents"], FILES, "{stats}");
+    assert_eq!(stats["keywordChunks"], FILES, "no duplicate: {stats}");
+    assert_eq!(stats["vectorChunks"], FILES, "no orphan: {stats}");
+    let third = stdout_json(&crag.run(&["ingest", corpus, "--json"]));
+    assert_eq!(third["documentsUnchanged"], FILES, "{third}");
 }

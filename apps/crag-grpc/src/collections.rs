@@ -50,7 +50,7 @@ impl CragService {
     ) -> Result<tonic::Response<pb::ListCollectionsResponse>, Status> {
         let caller = caller_of(&request)?;
         self.guarded("ListCollections", async {
-            let names = self.api.list_collections(&caller)?;
+            let names = self.api.list_collections(&caller).await?;
             Ok::<_, AppError>(pb::ListCollectionsResponse { names })
         })
         .await

@@ -110,7 +110,7 @@ impl CragMcp {
     )]
     async fn collections(&self, ext: Extensions) -> Result<Json<CollectionsOutput>, ErrorData> {
         let caller = self.caller(&ext)?;
-        let collections = self.api.list_collections(&caller).map_err(to_mcp)?;
+        let collections = self.api.list_collections(&caller).await.map_err(to_mcp)?;
         Ok(Json(CollectionsOutput { collections }))
     }
 

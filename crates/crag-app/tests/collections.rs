@@ -126,7 +126,7 @@ async fn collections_are_created_kept_apart_reopened_and_deleted() {
     }
     assert!(!config.data_dir.join("collections/odd").exists());
     assert_eq!(
-        api1.list_collections(&admin).unwrap(),
+        api1.list_collections(&admin).await.unwrap(),
         vec!["default", "tea"]
     );
     let missing = api1
@@ -139,7 +139,7 @@ async fn collections_are_created_kept_apart_reopened_and_deleted() {
     drop((tea, api1));
     let api2 = api(&config).await;
     assert_eq!(
-        api2.list_collections(&admin).unwrap(),
+        api2.list_collections(&admin).await.unwrap(),
         vec!["default", "tea"]
     );
     let tea = api2.in_collection(&admin, Some("tea")).await.unwrap();
@@ -153,7 +153,10 @@ async fn collections_are_created_kept_apart_reopened_and_deleted() {
     drop(tea);
     api2.delete_collection(&admin, "tea").await.unwrap();
     assert!(!config.data_dir.join("collections/tea").exists());
-    assert_eq!(api2.list_collections(&admin).unwrap(), vec!["default"]);
+    assert_eq!(
+        api2.list_collections(&admin).await.unwrap(),
+        vec!["default"]
+    );
     let gone = api2.in_collection(&admin, Some("tea")).await.unwrap_err();
     assert_eq!(gone.code, Code::NotFound);
     let e = api2.delete_collection(&admin, "default").await.unwrap_err();
@@ -225,7 +228,10 @@ async fn a_token_sees_only_its_collections_and_manages_them_only_as_admin() {
         admin: false,
         ..Caller::default()
     };
-    assert_eq!(api.list_collections(&billing).unwrap(), vec!["billing"]);
+    assert_eq!(
+        api.list_collections(&billing).await.unwrap(),
+        vec!["billing"]
+    );
     for name in [None, Some("default"), Some("other")] {
         let e = api.in_collection(&billing, name).await.unwrap_err();
         assert_eq!(e.code, Code::NotFound, "{name:?}");

@@ -1,6 +1,8 @@
 //! crag composed with its shared stores in Postgres (`[storage] graphs = "postgres"`, the
 //! sessions at the same URL) over the real embedded stack: a replica finds the definitions
-//! another one ingested, a collection's graphs are kept apart and dropped with it. Postgres is
+//! another one ingested and embeds queries with the model the shared index records;
+//! collections are listed, found and deleted through every replica, their graphs kept apart
+//! and dropped with them. Postgres is
 //! `CRAG_TEST_POSTGRES_URL` or a throwaway cluster started by `scripts/pg-cluster.sh` (the
 //! test fails, never passes, when none can be had).
 
@@ -8,7 +10,8 @@ use crag_ports::testsuite::postgres_url;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crag_app::compose::EMBEDDING_MODEL_FILE;
-use crag_app::{Api, Caller, Config, DocumentParams, TokenSet};
+use crag_app::{Api, Caller, Code, Config, DocumentParams, TokenSet};
+use crag_config::EmbedderPrecision;
 use crag_graphs::{drop_schema, PostgresGraphs, PostgresGraphsConfig};
 use crag_ports::{SymbolIndex, SymbolLookup, TermGraph};
 
@@ -65,6 +68,7 @@ async fn replicas_share_the_symbol_index_and_term_graph_in_postgres() {
     let vectors = dir.path().join("shared").display().to_string();
     let text = format!(
         "vectors_uri = {vectors:?}\n[storage]\nkeyword = \"lancedb\"\ngraphs = \"postgres\"\n\
+         read_consistency_ms = 0\n\
          postgres_url = {url:?}\npostgres_schema = {schema:?}\n\
          [knowledge_graph]\nenabled = true\n[sessions]\nbackend = \"postgres\"\n\
          [embedder]\nprecision = \"int8\"\n"
@@ -96,20 +100,24 @@ async fn replicas_share_the_symbol_index_and_term_graph_in_postgres() {
     );
 
     // A replica with an empty data directory of its own finds what the writer ingested.
-    let replica = Config {
+    // With `precision = "auto"` and nothing in its data directory, it reads the model the
+    // index was built with from beside the shared tables (it would assume float32 for an
+    // index it has no record of).
+    let mut replica = Config {
         data_dir: dir.path().join("b"),
         ..writer.clone()
     };
-    // The embedding-model record is still each data directory's own (docs/deploying.md).
-    std::fs::create_dir_all(&replica.data_dir).unwrap();
-    std::fs::copy(
-        writer.data_dir.join(EMBEDDING_MODEL_FILE),
-        replica.data_dir.join(EMBEDDING_MODEL_FILE),
-    )
-    .unwrap();
+    replica.embedder.precision = EmbedderPrecision::Auto;
     let engine = crag_app::compose::engine_with(&replica, None, Some(api.engine()))
         .await
         .unwrap();
+    assert_eq!(engine.embedder().model_id(), "all-MiniLM-L6-v2-int8");
+    let copied = std::fs::read_to_string(replica.data_dir.join(EMBEDDING_MODEL_FILE)).unwrap();
+    assert_eq!(
+        copied.trim(),
+        "all-MiniLM-L6-v2-int8",
+        "this machine's copy"
+    );
     let seen = engine.symbol_index().expect("a symbol index");
     assert_eq!(defined(seen.as_ref(), "verify_user").await, auth);
     for data in ["a", "b"] {
@@ -128,13 +136,33 @@ async fn replicas_share_the_symbol_index_and_term_graph_in_postgres() {
         "the prose's terms are in Postgres: {documents:?}"
     );
 
-    // A collection's graphs are a schema of their own, dropped with it.
+    // Collections are in the shared catalogue: one created through the writer is listed and
+    // searched through the replica.
+    let replica_api = Api::new(engine, &replica, TokenSet::default());
     let admin = Caller::default();
     api.create_collection(&admin, "code", serde_json::Map::new())
         .await
         .unwrap();
+    assert_eq!(
+        replica_api.list_collections(&admin).await.unwrap(),
+        ["default", "code"]
+    );
+    let duplicate = replica_api
+        .create_collection(&admin, "code", serde_json::Map::new())
+        .await
+        .unwrap_err();
+    assert_eq!(duplicate.code, Code::AlreadyExists, "{duplicate}");
     let code = api.in_collection(&admin, Some("code")).await.unwrap();
     code.ingest(vec![doc("src/db.rs", DB_RS)]).await.unwrap();
+    let code_there = replica_api
+        .in_collection(&admin, Some("code"))
+        .await
+        .unwrap();
+    let there = code_there.engine().symbol_index().unwrap().clone();
+    assert_eq!(defined(there.as_ref(), "lookup_row").await.len(), 1);
+    drop((code_there, there));
+
+    // A collection's graphs are a schema of their own, dropped with it.
     let in_code = code.engine().symbol_index().unwrap().clone();
     let rows = defined(in_code.as_ref(), "lookup_row").await;
     assert!(
@@ -145,6 +173,16 @@ async fn replicas_share_the_symbol_index_and_term_graph_in_postgres() {
     assert!(defined(symbols.as_ref(), "lookup_row").await.is_empty());
     drop((code, in_code));
     api.delete_collection(&admin, "code").await.unwrap();
+    // Gone for the replica too (it asks the catalogue again: read_consistency_ms = 0).
+    let gone = replica_api
+        .in_collection(&admin, Some("code"))
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code, Code::NotFound, "{gone}");
+    assert_eq!(
+        replica_api.list_collections(&admin).await.unwrap(),
+        ["default"]
+    );
     let collection_schema = format!("{schema}/code");
     assert!(
         !drop_schema(&url, &collection_schema).await.unwrap(),

@@ -2,14 +2,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crag_core::{Chunk, ChunkId, Document, DocumentId, FileSymbols};
-use crag_expansion::GraphConfig;
-use crag_ports::{EmbeddedChunk, Embedder, KeywordIndex, SymbolIndex, TermGraph, VectorIndex};
-
 use crate::chunker::{chunk_document, ChunkingConfig};
 use crate::code::{syntax_chunks, CodeConfig};
 use crate::error::Result;
 use crate::readers::{Scope, Skipped};
+use crag_core::{Chunk, ChunkId, Document, DocumentId, FileSymbols};
+use crag_expansion::GraphConfig;
+use crag_ports::{EmbeddedChunk, Embedder, KeywordIndex, SymbolIndex, TermGraph, VectorIndex};
 
 mod metadata;
 mod terms;
@@ -258,6 +257,7 @@ impl Ingestor {
                 report.chunks_embedded += w.chunks_embedded;
                 report.chunks_written += w.chunks_written;
                 progress.advance(w.documents, w.chunks_written);
+                tracing::debug!(documents = w.documents, "ingest batch written");
             }
             ready = prepared?;
         }

@@ -21,7 +21,7 @@ pub(crate) async fn list_collections(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<dto::CollectionsResponse>, ApiError> {
-    let names = state.inner.api.list_collections(&caller)?;
+    let names = state.inner.api.list_collections(&caller).await?;
     Ok(Json(dto::CollectionsResponse {
         collections: names
             .into_iter()

@@ -32,11 +32,12 @@ impl Api {
     }
 
     /// The collections the caller sees, `default` first.
-    pub fn list_collections(&self, caller: &Caller) -> Result<Vec<String>, AppError> {
+    pub async fn list_collections(&self, caller: &Caller) -> Result<Vec<String>, AppError> {
         Ok(self
             .inner
             .collections
-            .names()?
+            .names()
+            .await?
             .into_iter()
             .filter(|name| caller.sees(name))
             .collect())

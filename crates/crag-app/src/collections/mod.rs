@@ -4,14 +4,25 @@
 //! configuration plus the overrides it was created with. The data directory itself is the
 //! `default` collection, so an index written before collections existed opens as it is.
 //!
-//! Collections open on first use and stay open; creating and deleting are serialised.
+//! The descriptors are files in each collection's directory, or with `[storage] graphs =
+//! "postgres"` rows of a table in the shared schema, which every replica reads ([`catalog`]).
+//! Collections open on first use and stay open; a replica checks a shared catalogue again
+//! at most every `[storage] read_consistency_ms` (1 s when unset), so a collection created
+//! or deleted through another replica is seen within that. Creating and deleting are
+//! serialised within a process; across processes, by the catalogue's row.
+
+mod catalog;
+mod configs;
+
+pub use configs::{collection_config, config_for, open_collection};
+use configs::{dir_of, fix_precision};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crag_config::error_chain;
 
-use crate::compose::{ComposeError, Context as _};
 use crag_config::{check_collection_name, DEFAULT_COLLECTION};
 use crag_engine::{Engine, EngineStats};
 use serde::{Deserialize, Serialize};
@@ -55,11 +66,27 @@ pub struct CollectionInfo {
     pub stats: EngineStats,
 }
 
-/// The collections of one data directory.
+/// An open collection.
+#[derive(Clone)]
+struct Opened {
+    engine: Engine,
+    /// Its creation time, which tells it from a collection of the same name created later.
+    created_ms: i64,
+    /// When the catalogue last said it exists.
+    checked: Instant,
+}
+
+/// How long an open collection is served without asking a shared catalogue again, when
+/// `[storage] read_consistency_ms` is unset.
+const DEFAULT_RECHECK: Duration = Duration::from_secs(1);
+
+/// The collections of one data directory (or of the shared catalogue).
 pub struct Collections {
     base: Config,
     default: Engine,
-    open: RwLock<BTreeMap<String, Engine>>,
+    catalog: catalog::Catalog,
+    recheck: Duration,
+    open: RwLock<BTreeMap<String, Opened>>,
     /// Serialises opening, creating and deleting.
     changes: Mutex<()>,
 }
@@ -95,9 +122,16 @@ impl Collections {
     /// The collections of `base.data_dir`, whose default collection is `default` (the engine
     /// [`crate::compose::engine`] opened on it).
     pub fn new(default: Engine, base: &Config) -> Self {
+        let recheck = base
+            .adapters
+            .storage
+            .read_consistency_ms
+            .map_or(DEFAULT_RECHECK, Duration::from_millis);
         Self {
             base: base.clone(),
             default,
+            catalog: catalog::Catalog::of(base),
+            recheck,
             open: RwLock::new(BTreeMap::new()),
             changes: Mutex::new(()),
         }
@@ -112,6 +146,11 @@ impl Collections {
         self.base.data_dir.join(COLLECTIONS_DIR)
     }
 
+    /// Whether other processes share the list of collections.
+    pub fn is_shared(&self) -> bool {
+        self.catalog.is_shared()
+    }
+
     fn dir(&self, name: &str) -> PathBuf {
         dir_of(&self.base, name)
     }
@@ -122,26 +161,22 @@ impl Collections {
     }
 
     /// The names of every collection, `default` first, then the others sorted.
-    pub fn names(&self) -> Result<Vec<String>, AppError> {
+    pub async fn names(&self) -> Result<Vec<String>, AppError> {
         let mut names = vec![DEFAULT_COLLECTION.to_owned()];
-        let entries = match std::fs::read_dir(self.root()) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
-            Err(e) => return Err(AppError::internal(format!("cannot list collections: {e}"))),
-        };
-        let mut named: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.path().join(DESCRIPTOR_FILE).is_file())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|name| check_collection_name(name).is_ok())
-            .collect();
-        named.sort();
-        names.extend(named);
+        names.extend(self.catalog.names().await?);
         Ok(names)
     }
 
-    fn read_descriptor(&self, name: &str) -> Result<Option<Descriptor>, AppError> {
-        read_descriptor(&self.base, name)
+    async fn read_descriptor(&self, name: &str) -> Result<Option<Descriptor>, AppError> {
+        self.catalog.get(name).await
+    }
+
+    /// The open engine of `name` while it may be served without asking the catalogue.
+    async fn cached(&self, name: &str) -> Option<Engine> {
+        let open = self.open.read().await;
+        let opened = open.get(name)?;
+        (!self.catalog.is_shared() || opened.checked.elapsed() < self.recheck)
+            .then(|| opened.engine.clone())
     }
 
     /// The engine of collection `name`, opened on first use; not found when it does not exist.
@@ -150,20 +185,51 @@ impl Collections {
             return Ok(self.default.clone());
         }
         check_collection_name(name).map_err(invalid)?;
-        if let Some(engine) = self.open.read().await.get(name) {
-            return Ok(engine.clone());
+        if let Some(engine) = self.cached(name).await {
+            return Ok(engine);
         }
         let _changing = self.changes.lock().await;
-        if let Some(engine) = self.open.read().await.get(name) {
-            return Ok(engine.clone());
+        if let Some(engine) = self.cached(name).await {
+            return Ok(engine);
         }
-        let descriptor = self.read_descriptor(name)?.ok_or_else(|| not_found(name))?;
-        let engine = self.open_engine(&descriptor).await?;
-        self.open
-            .write()
-            .await
-            .insert(name.to_owned(), engine.clone());
+        let held = self.open.read().await.get(name).cloned();
+        let descriptor = match (self.read_descriptor(name).await, &held) {
+            (Ok(found), _) => found,
+            // A shared catalogue out of reach: what is open goes on being served.
+            (Err(e), Some(held)) => {
+                tracing::warn!(
+                    collection = name,
+                    error = %e.message,
+                    "collections' catalogue unavailable; serving the open collection"
+                );
+                return Ok(held.engine.clone());
+            }
+            (Err(e), None) => return Err(e),
+        };
+        let Some(descriptor) = descriptor else {
+            if held.is_some() {
+                tracing::info!(collection = name, "collection deleted elsewhere; closed");
+                self.open.write().await.remove(name);
+            }
+            return Err(not_found(name));
+        };
+        let engine = match held {
+            Some(h) if h.created_ms == descriptor.created_ms => h.engine,
+            _ => self.open_engine(&descriptor).await?,
+        };
+        self.remember(&descriptor, &engine).await;
         Ok(engine)
+    }
+
+    async fn remember(&self, descriptor: &Descriptor, engine: &Engine) {
+        self.open.write().await.insert(
+            descriptor.name.clone(),
+            Opened {
+                engine: engine.clone(),
+                created_ms: descriptor.created_ms,
+                checked: Instant::now(),
+            },
+        );
     }
 
     /// The engine of `descriptor`'s collection: sessions in its namespace of the default
@@ -217,11 +283,14 @@ impl Collections {
     ) -> Result<CollectionInfo, AppError> {
         check_collection_name(name).map_err(invalid)?;
         let _changing = self.changes.lock().await;
-        if name == DEFAULT_COLLECTION || self.read_descriptor(name)?.is_some() {
-            return Err(AppError::new(
+        let exists = || {
+            AppError::new(
                 Code::AlreadyExists,
                 format!("collection `{name}` exists already"),
-            ));
+            )
+        };
+        if name == DEFAULT_COLLECTION || self.read_descriptor(name).await?.is_some() {
+            return Err(exists());
         }
         fix_precision(&self.base, &mut overrides)?;
         let mut descriptor = Descriptor {
@@ -231,38 +300,60 @@ impl Collections {
             overrides,
         };
         self.config_of(&descriptor)?;
+        if !self.catalog.claim(&descriptor).await? {
+            return Err(exists());
+        }
         let dir = self.dir(name);
-        // What an earlier, interrupted creation may have left.
-        remove_dir(&dir).await?;
-        drop_graphs(&self.base, name).await?;
         let engine = match self.open_new(&mut descriptor, &dir).await {
             Ok(engine) => engine,
             Err(e) => {
                 if let Err(cleanup) = remove_dir(&dir).await {
                     tracing::warn!(error = %cleanup, "cannot remove a collection that failed to open");
                 }
+                if let Err(cleanup) = self.catalog.release(name).await {
+                    tracing::warn!(error = %cleanup, "cannot forget a collection that failed to open");
+                }
                 return Err(e);
             }
         };
-        self.open
-            .write()
-            .await
-            .insert(name.to_owned(), engine.clone());
+        self.remember(&descriptor, &engine).await;
         tracing::info!(collection = name, model = %descriptor.embedding_model, "collection created");
         info(&descriptor, &engine).await
     }
 
+    /// Opens a new collection's engine on what an earlier, interrupted creation of the name
+    /// may have left removed, and records its descriptor.
     async fn open_new(&self, descriptor: &mut Descriptor, dir: &Path) -> Result<Engine, AppError> {
+        remove_dir(dir).await?;
+        drop_graphs(&self.base, &descriptor.name).await?;
+        self.drop_vectors(&descriptor.name).await?;
         let engine = self.build(descriptor).await?;
         descriptor.embedding_model = engine.embedder().model_id().to_owned();
-        write_descriptor(dir, descriptor).map_err(|e| AppError::internal(error_chain(&e)))?;
+        self.catalog.commit(descriptor, dir).await?;
         Ok(engine)
+    }
+
+    /// Drops collection `name`'s tables under `vectors_uri`, if any.
+    async fn drop_vectors(&self, name: &str) -> Result<(), AppError> {
+        let Some(uri) = &self.base.vectors_uri else {
+            return Ok(());
+        };
+        let vectors = format!("{}/{COLLECTIONS_DIR}/{name}", uri.trim_end_matches('/'));
+        if uri.contains("://") {
+            let options = crate::compose::store_options(&self.base)
+                .map_err(|e| AppError::internal(error_chain(&e)))?;
+            crag_lancedb::drop_database(&vectors, &options)
+                .await
+                .map_err(|e| AppError::internal(format!("cannot drop {vectors}: {e}")))
+        } else {
+            remove_dir(Path::new(&vectors)).await
+        }
     }
 
     /// Describes collection `name`.
     pub async fn describe(&self, name: &str) -> Result<CollectionInfo, AppError> {
         let engine = self.get(name).await?;
-        match self.read_descriptor(name)? {
+        match self.read_descriptor(name).await? {
             Some(descriptor) => info(&descriptor, &engine).await,
             None => {
                 let stats = engine.stats().await?;
@@ -296,94 +387,26 @@ impl Collections {
             tracing::info!(collection = name, sessions = cleared, "sessions deleted");
         }
         drop(engine);
-        // Out of sight at once (a rename), then removed.
+        // Out of sight at once (the catalogue's row; the files': a rename), then removed.
+        self.catalog.release(name).await?;
         let dir = self.dir(name);
         let doomed = self.root().join(format!(".deleted-{name}-{}", now_ms()));
-        std::fs::rename(&dir, &doomed)
-            .map_err(|e| AppError::internal(format!("cannot delete {}: {e}", dir.display())))?;
-        remove_dir(&doomed).await?;
-        drop_graphs(&self.base, name).await?;
-        if let Some(uri) = &self.base.vectors_uri {
-            let vectors = format!("{}/{COLLECTIONS_DIR}/{name}", uri.trim_end_matches('/'));
-            if uri.contains("://") {
-                let options = crate::compose::store_options(&self.base)
-                    .map_err(|e| AppError::internal(error_chain(&e)))?;
-                crag_lancedb::drop_database(&vectors, &options)
-                    .await
-                    .map_err(|e| AppError::internal(format!("cannot drop {vectors}: {e}")))?;
-            } else {
-                remove_dir(Path::new(&vectors)).await?;
+        match std::fs::rename(&dir, &doomed) {
+            Ok(()) => remove_dir(&doomed).await?,
+            // A shared catalogue's collection this replica never opened has no directory here.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.catalog.is_shared() => {}
+            Err(e) => {
+                return Err(AppError::internal(format!(
+                    "cannot delete {}: {e}",
+                    dir.display()
+                )))
             }
         }
+        drop_graphs(&self.base, name).await?;
+        self.drop_vectors(name).await?;
         tracing::info!(collection = name, "collection deleted");
         Ok(())
     }
-}
-
-fn dir_of(base: &Config, name: &str) -> PathBuf {
-    base.data_dir.join(COLLECTIONS_DIR).join(name)
-}
-
-/// The configuration collection `descriptor` runs with: `base` (the server's) with its
-/// overrides, its own data directory, and its vectors beside the server's.
-pub fn config_for(base: &Config, descriptor: &Descriptor) -> Result<Config, AppError> {
-    let mut config = base
-        .with_overrides(&descriptor.overrides)
-        .map_err(|e| invalid(format!("overrides: {}", error_chain(&e))))?;
-    config.data_dir = dir_of(base, &descriptor.name);
-    config.adapters.storage.postgres_schema =
-        base.adapters.storage.collection_schema(&descriptor.name);
-    config.vectors_uri = base.vectors_uri.as_ref().map(|uri| {
-        format!(
-            "{}/{COLLECTIONS_DIR}/{}",
-            uri.trim_end_matches('/'),
-            descriptor.name
-        )
-    });
-    Ok(config)
-}
-
-/// The descriptor of collection `name` in `base.data_dir`, if it exists.
-pub fn read_descriptor(base: &Config, name: &str) -> Result<Option<Descriptor>, AppError> {
-    let path = dir_of(base, name).join(DESCRIPTOR_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| AppError::internal(format!("unreadable {}: {e}", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(AppError::internal(format!(
-            "cannot read {}: {e}",
-            path.display()
-        ))),
-    }
-}
-
-/// The configuration collection `name` of `base.data_dir` runs with (`default`: `base`),
-/// for a one-shot command that opens one collection; not found when it does not exist.
-pub fn collection_config(base: &Config, name: &str) -> Result<Config, AppError> {
-    if name == DEFAULT_COLLECTION {
-        return Ok(base.clone());
-    }
-    check_collection_name(name).map_err(invalid)?;
-    let descriptor = read_descriptor(base, name)?.ok_or_else(|| not_found(name))?;
-    config_for(base, &descriptor)
-}
-
-/// The whole engine of collection `name` (every adapter wired, as [`crate::compose::engine`])
-/// with `config` ([`collection_config`], perhaps adjusted), its sessions in its namespace of
-/// `base`'s session store: what a one-shot command uses instead of a server's [`Collections`].
-pub async fn open_collection(
-    base: &Config,
-    name: &str,
-    config: &Config,
-) -> Result<Engine, ComposeError> {
-    if name == DEFAULT_COLLECTION {
-        return crate::compose::engine(config).await;
-    }
-    let sessions = crate::compose::session_store(base)
-        .await?
-        .map(|store| store.in_namespace(name));
-    crate::compose::engine_with(config, sessions, None).await
 }
 
 async fn info(descriptor: &Descriptor, engine: &Engine) -> Result<CollectionInfo, AppError> {
@@ -394,39 +417,6 @@ async fn info(descriptor: &Descriptor, engine: &Engine) -> Result<CollectionInfo
         overrides: descriptor.overrides.clone(),
         stats: engine.stats().await?,
     })
-}
-
-/// Sets `[embedder] precision` in `overrides` to the precision a new index gets (an explicit
-/// one is kept), so a later change of the server's `auto` or default cannot change the
-/// collection's model.
-fn fix_precision(
-    base: &Config,
-    overrides: &mut serde_json::Map<String, serde_json::Value>,
-) -> Result<(), AppError> {
-    let embedder = overrides
-        .entry("embedder")
-        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-    let serde_json::Value::Object(embedder) = embedder else {
-        return Err(invalid("overrides: `embedder` must be a table"));
-    };
-    if !embedder.contains_key("precision") {
-        let precision = match base.embedder.precision {
-            crag_config::EmbedderPrecision::Float32 => "float32",
-            // A new index under "auto" is int8.
-            crag_config::EmbedderPrecision::Int8 | crag_config::EmbedderPrecision::Auto => "int8",
-        };
-        embedder.insert("precision".into(), precision.into());
-    }
-    Ok(())
-}
-
-/// Writes `descriptor` into `dir` atomically (a temporary file renamed).
-fn write_descriptor(dir: &Path, descriptor: &Descriptor) -> Result<(), ComposeError> {
-    let text = serde_json::to_string_pretty(descriptor).map_err(ComposeError::other)?;
-    let tmp = dir.join(format!("{DESCRIPTOR_FILE}.tmp"));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join(DESCRIPTOR_FILE))
-        .with_context(|| format!("cannot write the descriptor in {}", dir.display()))
 }
 
 /// Drops collection `name`'s graphs kept in Postgres, if any.

@@ -134,10 +134,12 @@ pub async fn open_indexes_sharing(
         .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
     let keywords = keyword_index(config, data_dir, vectors_uri).await?;
     let stored = keywords.count().await?;
+    adopt_shared_model_record(config, data_dir, vectors_uri).await?;
     let precision = resolve_precision(config.embedder.precision, data_dir, stored)?;
     let embedder_config = embedder_config(&config.embedder, precision, &assets_dir(config))?;
     let model_id = embedder_config.model_id.clone();
     check_embedding_model(data_dir, &model_id, stored)?;
+    share_model_record(config, vectors_uri, &model_id).await?;
     let embedder: Arc<dyn Embedder> = match shared.filter(|e| e.model_id() == model_id) {
         Some(embedder) => embedder,
         None => Arc::new(
@@ -293,6 +295,55 @@ pub fn check_embedding_model(data_dir: &Path, model_id: &str, stored: usize) -> 
     if !path.is_file() {
         std::fs::write(&path, format!("{model_id}\n"))
             .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Key of the embedding model's record beside a shared index's tables.
+const MODEL_RECORD: &str = "embedding-model";
+
+/// Whether the whole index lives in LanceDB at `vectors_uri` (`[storage] keyword =
+/// "lancedb"`), where every replica opens it: then the embedding model is recorded there
+/// too, and the data directory's file is only this machine's copy.
+fn index_is_shared(config: &Config) -> bool {
+    config.adapters.storage.keyword == KeywordStore::Lancedb
+}
+
+/// With a shared index, copies the model recorded beside its tables into `data_dir` (a
+/// fresh replica's data directory records nothing; another's may be stale).
+async fn adopt_shared_model_record(
+    config: &Config,
+    data_dir: &Path,
+    vectors_uri: &str,
+) -> Result<()> {
+    if !index_is_shared(config) {
+        return Ok(());
+    }
+    let options = store_options(config)?;
+    let Some(shared) = crag_lancedb::read_record(vectors_uri, &options, MODEL_RECORD).await? else {
+        return Ok(());
+    };
+    if recorded_model(data_dir)?.as_deref() != Some(shared.as_str()) {
+        let path = data_dir.join(EMBEDDING_MODEL_FILE);
+        std::fs::write(&path, format!("{shared}\n"))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// With a shared index, records `model_id` beside its tables unless a model is recorded
+/// there already; fails when another replica recorded a different one meanwhile.
+async fn share_model_record(config: &Config, vectors_uri: &str, model_id: &str) -> Result<()> {
+    if !index_is_shared(config) {
+        return Ok(());
+    }
+    let options = store_options(config)?;
+    let kept = crag_lancedb::record_once(vectors_uri, &options, MODEL_RECORD, model_id).await?;
+    if kept != model_id {
+        bail!(
+            "the index at {vectors_uri} was built with the embedding model {kept}, but {model_id} \
+             is configured ([embedder] precision): set it to \"auto\" or to that model's"
+        );
     }
     Ok(())
 }
