@@ -196,6 +196,67 @@ fn a_plain_http_endpoint_needs_allow_http() {
     assert!(stderr.contains("storage.allow_http"), "{stderr}");
 }
 
+/// Writes `n` one-chunk notes about `topic` into a new directory.
+fn notes(topic: &str, n: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tmp");
+    for i in 0..n {
+        let text = format!(
+            "Note {i} on {topic}: the tide gauge at station {i} recorded a surge of {} \
+             centimetres during the storm, and the harbour master logged reading number {i}.",
+            i * 7 % 97
+        );
+        std::fs::write(dir.path().join(format!("{topic}-{i:03}.txt")), text).expect("write");
+    }
+    dir
+}
+
+/// Three writers at once over one shared index, two of them ingesting the same files: each
+/// document once in both legs, and everything found through every replica.
+#[test]
+fn concurrent_writers_on_two_replicas_leave_every_document_once() {
+    const FILES: u64 = 96;
+    let first = S3Crag::new(&s3_endpoint()).keyword_in_lancedb();
+    let second = first.replica();
+    let third = first.replica();
+    let (estuary, lagoon) = (notes("estuary", FILES), notes("lagoon", FILES));
+    let estuary = estuary.path().to_str().expect("utf-8 path").to_owned();
+    let lagoon = lagoon.path().to_str().expect("utf-8 path").to_owned();
+    let writers =
+        [(&first, &estuary), (&second, &lagoon), (&third, &estuary)].map(|(crag, dir)| {
+            crag.command(&["ingest", dir, "--json"])
+                .stderr(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("start crag")
+        });
+    for writer in writers {
+        let out = writer.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for replica in [&first, &second] {
+        let stats = stdout_json(&replica.run(&["stats", "--json"]));
+        assert_eq!(stats["documents"], 2 * FILES, "{stats}");
+        assert_eq!(stats["keywordChunks"], 2 * FILES, "no duplicate: {stats}");
+        assert_eq!(stats["vectorChunks"], 2 * FILES, "{stats}");
+        for topic in ["estuary", "lagoon"] {
+            let q = stdout_json(&replica.run(&[
+                "query",
+                &format!("note 17 on {topic}"),
+                "--top-k",
+                "1",
+                "--no-crag",
+                "--json",
+            ]));
+            let source = q["results"][0]["source"].as_str().unwrap_or_default();
+            assert!(source.ends_with(&format!("{topic}-017.txt")), "{q}");
+        }
+    }
+}
+
 /// A writer killed with SIGKILL in the middle of an ingest into the object store leaves
 /// nothing that the next ingest does not mend: no duplicate chunk, no chunk in one leg only,
 /// no document lost.
@@ -204,15 +265,7 @@ fn a_writer_killed_during_ingest_leaves_no_duplicate_or_orphan() {
     // Five write batches of 64 documents, one chunk each.
     const FILES: u64 = 320;
     let crag = S3Crag::new(&s3_endpoint()).keyword_in_lancedb();
-    let corpus = tempfile::tempdir().expect("tmp");
-    for i in 0..FILES {
-        let text = format!(
-            "Note {i}: the tide gauge at station {i} recorded a surge of {} centimetres \
-             during the storm, and the harbour master logged reading number {i}.",
-            i * 7 % 97
-        );
-        std::fs::write(corpus.path().join(format!("note-{i:03}.txt")), text).expect("write");
-    }
+    let corpus = notes("tide", FILES);
     let corpus = corpus.path().to_str().expect("utf-8 path");
     let mut child = crag
         .command(&["ingest", corpus, "--json"])
