@@ -11,8 +11,9 @@
 #
 # The object store is moto's server on loopback (scripts/s3-server.sh): no network in the
 # way, so the s3 rows show what the object-store path costs in CPU and requests, not a real
-# S3's latency. Prints ingest docs/s and the query latency p50 / p95 (ms) from
-# `crag query --batch --json`'s summary, after a warm-up pass. Run it on an idle machine.
+# S3's latency. Prints ingest docs/s and the query latency p50 / p95 / p99 (ms) and the legs'
+# p50 from `crag query --batch --json`'s per-query timings, after a warm-up pass.
+# Run it on an idle machine.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 crag=${1:-target/quick-release/crag}
@@ -36,8 +37,13 @@ PY
 summary() { # file, label
   python3 - "$1" "$2" <<'PY'
 import json, sys
-lat = json.load(open(sys.argv[1]))["summary"]["latencyMs"]
-print(f"{sys.argv[2]:>28}: p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms")
+report = json.load(open(sys.argv[1]))
+total = sorted(q["timings"]["totalMs"] for q in report["queries"])
+stage = lambda key: sorted(q["timings"][key] for q in report["queries"])
+pct = lambda xs, p: xs[min(len(xs) - 1, max(0, round(p / 100 * len(xs)) - 1))]
+print(f"{sys.argv[2]:>28}: p50 {pct(total, 50):.2f} ms, p95 {pct(total, 95):.2f} ms, "
+      f"p99 {pct(total, 99):.2f} ms (keyword p50 {pct(stage('keywordMs'), 50):.2f}, "
+      f"vector p50 {pct(stage('vectorMs'), 50):.2f}, embed p50 {pct(stage('embedMs'), 50):.2f})")
 PY
 }
 for layout in local/tantivy local/lancedb s3/tantivy s3/lancedb; do
