@@ -23,15 +23,8 @@ uri="s3://crag/replicas-$(date +%s)/index"
 rm -rf "$work"
 mkdir -p "$work"
 queries="$work/queries.jsonl"
-python3 - "$collection/queries.jsonl" "$collection/qrels/test.tsv" "$queries" <<'PY'
-import csv, json, sys
-judged = {row[0] for row in csv.reader(open(sys.argv[2]), delimiter="\t") if row and row[0] != "query-id"}
-with open(sys.argv[3], "w") as out:
-    for line in open(sys.argv[1]):
-        q = json.loads(line)
-        if q["_id"] in judged:
-            out.write(json.dumps({"_id": q["_id"], "text": q["text"]}) + "\n")
-PY
+python3 "$root/bench/storage/judged_queries.py" "$collection/queries.jsonl" \
+  "$collection/qrels/test.tsv" "$queries"
 "$crag" --data-dir "$work/writer" --vectors-uri "$uri" ingest "$collection/corpus.jsonl" --json \
   > "$work/ingest.json"
 

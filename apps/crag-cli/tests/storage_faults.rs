@@ -183,6 +183,32 @@ fn crag(data: &Path, uri: &str, endpoint: &str) -> Command {
     command
 }
 
+/// Starts `crag serve` with `command` on free ports, and waits until it is ready.
+fn serve(command: &mut Command) -> (Served, SocketAddr) {
+    let (http_addr, grpc_addr) = (free_port(), free_port());
+    let served = Served(
+        command
+            .args([
+                "serve",
+                "--http-addr",
+                &http_addr.to_string(),
+                "--grpc-addr",
+                &grpc_addr.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn crag serve"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while TcpStream::connect(http_addr).is_err() {
+        assert!(Instant::now() < deadline, "crag serve did not listen");
+        thread::sleep(Duration::from_millis(100));
+    }
+    wait_ready(http_addr, 200);
+    (served, http_addr)
+}
+
 /// Polls `/readyz` until it answers `want` (or fails after a minute).
 fn wait_ready(addr: SocketAddr, want: u16) -> String {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -225,29 +251,9 @@ fn an_unreachable_object_store_makes_the_service_unready_until_it_returns() {
         String::from_utf8_lossy(&ingest.stderr)
     );
 
-    let (http_addr, grpc_addr) = (free_port(), free_port());
-    let _served = Served(
-        crag(data.path(), &uri, &store)
-            .args([
-                "serve",
-                "--http-addr",
-                &http_addr.to_string(),
-                "--grpc-addr",
-                &grpc_addr.to_string(),
-            ])
-            // A query that waits on the store gives up after 5 s (HTTP 504).
-            .env("CRAG_SERVER__REQUEST_TIMEOUT_MS", "5000")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn crag serve"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while TcpStream::connect(http_addr).is_err() {
-        assert!(Instant::now() < deadline, "crag serve did not listen");
-        thread::sleep(Duration::from_millis(100));
-    }
-    wait_ready(http_addr, 200);
+    // A query that waits on the store gives up after 5 s (HTTP 504).
+    let (_served, http_addr) =
+        serve(crag(data.path(), &uri, &store).env("CRAG_SERVER__REQUEST_TIMEOUT_MS", "5000"));
     let query = r#"{"query": "what causes ocean tides?", "topK": 3, "useCrag": false}"#;
     let (status, body) = http(http_addr, "POST", "/v1/query", query);
     assert_eq!(status, 200, "{body}");
@@ -333,27 +339,7 @@ fn an_unreachable_session_store_fails_sessions_only_and_loses_none() {
         "{}",
         String::from_utf8_lossy(&ingest.stderr)
     );
-    let (http_addr, grpc_addr) = (free_port(), free_port());
-    let _served = Served(
-        crag()
-            .args([
-                "serve",
-                "--http-addr",
-                &http_addr.to_string(),
-                "--grpc-addr",
-                &grpc_addr.to_string(),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn crag serve"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while TcpStream::connect(http_addr).is_err() {
-        assert!(Instant::now() < deadline, "crag serve did not listen");
-        thread::sleep(Duration::from_millis(100));
-    }
-    wait_ready(http_addr, 200);
+    let (_served, http_addr) = serve(&mut crag());
     let query = r#"{"query": "what causes ocean tides?", "topK": 3, "useCrag": false}"#;
     let ask = format!(
         r#"{{"query": "what causes ocean tides?", "sessionId": "{session}", "useWebSearch": false}}"#
