@@ -9,7 +9,9 @@
 #
 # The object store is moto's server on loopback (scripts/s3-server.sh). On a 2-core machine the
 # replicas share the cores: the figure shows they do not interfere, not that they scale.
-# Environment: CRAG_CLIENTS (default 1,2,4,8), CRAG_SECONDS (default 20).
+# Environment: CRAG_CLIENTS (default 1,2,4,8), CRAG_SECONDS (default 20), CRAG_REPLICAS_URI (an
+# index of the collection already in the object store, e.g. bench/storage/run.sh's s3/lancedb
+# one: no ingest).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 crag=${1:-target/quick-release/crag}
@@ -19,14 +21,17 @@ endpoint="$(bash "$root/scripts/s3-server.sh" start)"
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench
 export CRAG_STORAGE__ENDPOINT="$endpoint" CRAG_STORAGE__ALLOW_HTTP=true CRAG_STORAGE__REGION=us-east-1
 export CRAG_STORAGE__KEYWORD=lancedb CRAG_STORAGE__READ_CONSISTENCY_MS=1000
-uri="s3://crag/replicas-$(date +%s)/index"
+uri=${CRAG_REPLICAS_URI:-}
 rm -rf "$work"
 mkdir -p "$work"
 queries="$work/queries.jsonl"
 python3 "$root/bench/storage/judged_queries.py" "$collection/queries.jsonl" \
   "$collection/qrels/test.tsv" "$queries"
-"$crag" --data-dir "$work/writer" --vectors-uri "$uri" ingest "$collection/corpus.jsonl" --json \
-  > "$work/ingest.json"
+if [ -z "$uri" ]; then
+  uri="s3://crag/replicas-$(date +%s)/index"
+  "$crag" --data-dir "$work/writer" --vectors-uri "$uri" ingest "$collection/corpus.jsonl" \
+    --json > "$work/ingest.json"
+fi
 
 servers=()
 cleanup() { for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }

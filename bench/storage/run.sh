@@ -47,6 +47,7 @@ for layout in local/tantivy local/lancedb s3/tantivy s3/lancedb; do
   args=(--data-dir "$data")
   if [ "$place" = s3 ]; then
     args+=(--vectors-uri "s3://crag/bench-$run_id/$keyword")
+    echo "# $layout at s3://crag/bench-$run_id/$keyword"
   fi
   export CRAG_STORAGE__KEYWORD=$keyword
   start=$(date +%s.%N)
