@@ -194,12 +194,19 @@ async fn keyword_index(
                 bm25,
             )?)
         }
-        KeywordStore::Lancedb => Arc::new(
-            LanceKeywordIndex::open(vectors_uri, KEYWORD_TABLE, &store_options(config)?)
-                .await?
-                .with_title_weight(retrieval.bm25_title_weight)
-                .map_err(|e| ComposeError::invalid(format!("retrieval.bm25_title_weight: {e}")))?,
-        ),
+        KeywordStore::Lancedb => {
+            let index =
+                LanceKeywordIndex::open(vectors_uri, KEYWORD_TABLE, &store_options(config)?)
+                    .await?
+                    .with_title_weight(retrieval.bm25_title_weight)
+                    .map_err(|e| {
+                        ComposeError::invalid(format!("retrieval.bm25_title_weight: {e}"))
+                    })?;
+            if let Err(error) = index.warm().await {
+                tracing::warn!(%error, "full-text index not loaded at start; searches will load it");
+            }
+            Arc::new(index)
+        }
     })
 }
 

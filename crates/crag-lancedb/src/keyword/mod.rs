@@ -125,6 +125,23 @@ impl LanceKeywordIndex {
         Ok(stats.map(|s| s.num_unindexed_rows))
     }
 
+    /// Asks LanceDB to load the full-text indexes into its cache now, so that searches do
+    /// not fetch them term by term (from an object store, a request each); how many indexes
+    /// there were to load.
+    pub async fn warm(&self) -> PortResult<usize> {
+        let mut warmed = 0;
+        for column in [rows::TITLE_TERMS, rows::TEXT_TERMS] {
+            if let Some(name) = self.index_name(column).await? {
+                self.table
+                    .prewarm_index(&name)
+                    .await
+                    .map_err(map_lance_error("failed to load the full-text index"))?;
+                warmed += 1;
+            }
+        }
+        Ok(warmed)
+    }
+
     /// Brings the full-text index up to date now: creates it when the table has rows and no
     /// index, else adds the rows written since its last update.
     pub async fn update_index(&self) -> PortResult<()> {
