@@ -6,6 +6,7 @@
 mod adapters;
 pub(crate) mod error;
 mod graphs;
+mod keyword;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,11 +17,10 @@ use crag_engine::{
     LlmGapDetector,
 };
 use crag_expansion::SynonymTable;
-use crag_lancedb::{AnnPolicy, CacheBudget, LanceKeywordIndex, LanceVectorIndex, StoreOptions};
+use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex, StoreOptions};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
-use crag_ports::{Embedder, GapDetector, KeywordIndex, SessionStore, SymbolIndex};
+use crag_ports::{Embedder, GapDetector, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
-use crag_tantivy::{Bm25, TantivyKeywordIndex};
 
 pub use error::{BoxError, ComposeError, Context, Result};
 
@@ -32,6 +32,8 @@ pub use adapters::{
     StorageSection, WebProvider, WebSearchSection, DEFAULT_POSTGRES_SCHEMA,
 };
 pub use graphs::drop_collection_graphs;
+use keyword::keyword_index;
+pub use keyword::KEYWORD_TABLE;
 
 use crate::Config;
 
@@ -168,46 +170,6 @@ pub async fn open_indexes_sharing(
         engine = engine.with_term_graph(terms);
     }
     Ok(engine)
-}
-
-/// Name of the LanceDB table holding the keyword leg with `[storage] keyword = "lancedb"`.
-pub const KEYWORD_TABLE: &str = "keyword";
-
-/// The keyword index `[storage] keyword` names: Tantivy in `<data_dir>/keyword` with
-/// `[retrieval]`'s BM25 parameters, or LanceDB's full-text index beside the vectors.
-async fn keyword_index(
-    config: &Config,
-    data_dir: &Path,
-    vectors_uri: &str,
-) -> Result<Arc<dyn KeywordIndex>> {
-    let retrieval = &config.retrieval;
-    Ok(match config.adapters.storage.keyword {
-        KeywordStore::Tantivy => {
-            let bm25 = Bm25::new(retrieval.bm25_k1, retrieval.bm25_b)
-                .and_then(|bm25| bm25.with_title_weight(retrieval.bm25_title_weight))
-                .and_then(|bm25| {
-                    bm25.with_document_title_weight(retrieval.bm25_document_title_weight)
-                })
-                .map_err(|message| ComposeError::invalid(format!("retrieval: {message}")))?;
-            Arc::new(TantivyKeywordIndex::open_with(
-                &data_dir.join("keyword"),
-                bm25,
-            )?)
-        }
-        KeywordStore::Lancedb => {
-            let index =
-                LanceKeywordIndex::open(vectors_uri, KEYWORD_TABLE, &store_options(config)?)
-                    .await?
-                    .with_title_weight(retrieval.bm25_title_weight)
-                    .map_err(|e| {
-                        ComposeError::invalid(format!("retrieval.bm25_title_weight: {e}"))
-                    })?;
-            if let Err(error) = index.warm().await {
-                tracing::warn!(%error, "full-text index not loaded at start; searches will load it");
-            }
-            Arc::new(index)
-        }
-    })
 }
 
 /// Upgrades a keyword index written by an earlier release to the current schema: token
