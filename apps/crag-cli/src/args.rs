@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use crag_app::Config;
 
-use crate::{ask, calibrate, collections, commands, eval, eval_code, serve};
+use crate::{ask, calibrate, collections, commands, eval, eval_code, serve, tokens};
 
 /// Self-correcting hybrid retrieval over your documents and code.
 #[derive(Debug, Parser)]
@@ -66,6 +66,10 @@ pub(crate) enum Command {
     /// List, create, describe and delete collections (each its own indexes and sessions).
     #[command(subcommand)]
     Collections(collections::CollectionsCommand),
+    /// Make, list and revoke the scoped tokens kept in the shared Postgres database
+    /// (`[auth] shared = true`; docs/deploying.md).
+    #[command(subcommand)]
+    Tokens(tokens::TokensCommand),
     /// Print the HTTP API's OpenAPI 3.1 document (what `GET /openapi.json` serves), for
     /// generating clients without a running server.
     Openapi,

@@ -12,6 +12,7 @@ mod eval_code;
 mod mcp;
 mod output;
 mod serve;
+mod tokens;
 
 use std::process::ExitCode;
 
@@ -57,6 +58,7 @@ async fn run(command: Command, ctx: commands::Context) -> anyhow::Result<()> {
         Command::Mcp(args) => mcp::mcp(&ctx, args).await,
         Command::Calibrate(args) => calibrate::calibrate_command(&ctx, args).await,
         Command::Collections(command) => collections::collections(&ctx, command).await,
+        Command::Tokens(command) => tokens::tokens(&ctx, command).await,
         Command::Config(ConfigCommand::Print) => {
             print!("{}", ctx.config.to_toml()?);
             Ok(())

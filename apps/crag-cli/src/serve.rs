@@ -28,7 +28,8 @@ pub async fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
         config.server.grpc_addr = addr;
     }
     config.validate()?;
-    let tokens = crag_app::TokenSet::from_config(&config)?;
+    let reload = crag_app::TokenReload::start(&config, ctx.config_path.clone()).await?;
+    let tokens = reload.tokens();
     if !tokens.is_enabled() {
         tracing::warn!(
             "no [auth] tokens configured: the APIs are open to anyone who can reach them"
@@ -48,7 +49,7 @@ pub async fn serve(ctx: &Context, args: ServeArgs) -> Result<()> {
     // One API for both transports: one registry of collections (a collection's indexes are
     // opened once), one concurrency limit, one set of tokens.
     let api = crag_app::Api::new(engine, &config, tokens);
-    let _reload = crag_app::spawn_token_reload(api.clone(), ctx.config_path.clone());
+    let _reload = reload.spawn(api.clone());
     let http = crag_http::run(
         crag_http::AppState::with_api(api.clone(), &config)?,
         config.server.http_addr,

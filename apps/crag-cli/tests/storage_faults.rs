@@ -10,14 +10,14 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod support;
-use support::s3_endpoint;
+use support::{http, s3_endpoint, serve, wait_ready};
 
 /// Where a proxy forwards to: a TCP address or a unix socket (the test Postgres cluster's).
 #[derive(Clone)]
@@ -127,45 +127,6 @@ fn pipe<A: Stream, B: Stream>(from: &A, to: &B, on: Arc<AtomicBool>) {
     });
 }
 
-/// `GET` or `POST` on the served API: the status and the body.
-fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("connect to crag serve");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).expect("send");
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).expect("read answer");
-    let status = answer
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {answer:?}"));
-    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
-    (status, body)
-}
-
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-}
-
 fn crag(data: &Path, uri: &str, endpoint: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_crag"));
     command
@@ -181,48 +142,6 @@ fn crag(data: &Path, uri: &str, endpoint: &str) -> Command {
         .env("AWS_ACCESS_KEY_ID", "crag-test")
         .env("AWS_SECRET_ACCESS_KEY", "crag-test");
     command
-}
-
-/// Starts `crag serve` with `command` on free ports, and waits until it is ready.
-fn serve(command: &mut Command) -> (Served, SocketAddr) {
-    let (http_addr, grpc_addr) = (free_port(), free_port());
-    let served = Served(
-        command
-            .args([
-                "serve",
-                "--http-addr",
-                &http_addr.to_string(),
-                "--grpc-addr",
-                &grpc_addr.to_string(),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn crag serve"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while TcpStream::connect(http_addr).is_err() {
-        assert!(Instant::now() < deadline, "crag serve did not listen");
-        thread::sleep(Duration::from_millis(100));
-    }
-    wait_ready(http_addr, 200);
-    (served, http_addr)
-}
-
-/// Polls `/readyz` until it answers `want` (or fails after a minute).
-fn wait_ready(addr: SocketAddr, want: u16) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (status, body) = http(addr, "GET", "/readyz", "");
-        if status == want {
-            return body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "/readyz stayed {status} ({body}), wanted {want}"
-        );
-        thread::sleep(Duration::from_millis(250));
-    }
 }
 
 #[test]

@@ -11,10 +11,14 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[tokio::main]
 async fn main() -> ExitCode {
     crag_app::server_main("crag-http", "Serves crag's HTTP API", |config| async move {
-        let tokens = crag_app::TokenSet::from_config(&config)?;
+        // Tokens stored in Postgres (`[auth] shared`) are read again; the file is not, on
+        // SIGHUP, as `crag serve` does: this binary does not keep its path.
+        let reload = crag_app::TokenReload::start(&config, None).await?;
         let engine = crag_app::compose::engine(&config).await?;
         let _sweeper = crag_app::compose::spawn_session_sweeper(&config, &engine);
-        let state = crag_http::AppState::new(engine, &config, tokens)?;
+        let api = crag_app::Api::new(engine, &config, reload.tokens());
+        let _reload = reload.without_hangups().spawn(api.clone());
+        let state = crag_http::AppState::with_api(api, &config)?;
         let grace = Duration::from_millis(config.server.shutdown_grace_ms);
         let signal = crag_app::shutdown_signal();
         crag_http::run(state, config.server.http_addr, signal, grace).await

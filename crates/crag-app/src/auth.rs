@@ -50,6 +50,9 @@ impl Caller {
 pub struct TokenSet {
     digests: Vec<[u8; 32]>,
     callers: Vec<Caller>,
+    /// Tokens are asked for even while none is accepted (tokens kept in a shared store,
+    /// which may have none yet or not be reachable).
+    required: bool,
 }
 
 impl fmt::Debug for TokenSet {
@@ -62,7 +65,9 @@ impl TokenSet {
     /// The tokens the configuration accepts: `auth.tokens`, those in `$auth.tokens_env`, and
     /// the scoped tokens of `[[auth.scoped]]` with their filters.
     pub fn from_config(config: &Config) -> Result<Self> {
-        Self::new(&config.api_tokens()?).with_scoped(config)
+        let mut set = Self::new(&config.api_tokens()?).with_scoped(config)?;
+        set.required = config.auth.shared;
+        Ok(set)
     }
 
     /// The set with the scoped tokens of `[[auth.scoped]]` added.
@@ -86,19 +91,26 @@ impl TokenSet {
         Self {
             digests: tokens.iter().map(|t| digest(t.as_bytes())).collect(),
             callers: vec![Caller::default(); tokens.len()],
+            required: false,
         }
     }
 
     /// The set with `token` added, making `caller`.
-    pub fn with(mut self, token: &str, caller: Caller) -> Self {
-        self.digests.push(digest(token.as_bytes()));
+    pub fn with(self, token: &str, caller: Caller) -> Self {
+        self.with_digest(digest(token.as_bytes()), caller)
+    }
+
+    /// The set with the token whose SHA-256 digest is `digest` added, making `caller` (a
+    /// token kept only as its digest).
+    pub fn with_digest(mut self, digest: [u8; 32], caller: Caller) -> Self {
+        self.digests.push(digest);
         self.callers.push(caller);
         self
     }
 
     /// Whether callers must present a token.
     pub fn is_enabled(&self) -> bool {
-        !self.digests.is_empty()
+        self.required || !self.digests.is_empty()
     }
 
     /// The caller `presented` makes, if it is one of the tokens. Digests of equal length are
@@ -143,7 +155,8 @@ impl TokenSet {
     }
 }
 
-fn digest(bytes: &[u8]) -> [u8; 32] {
+/// The SHA-256 digest a token is kept and compared as.
+pub fn digest(bytes: &[u8]) -> [u8; 32] {
     use sha2::Digest;
     sha2::Sha256::digest(bytes).into()
 }
@@ -190,5 +203,21 @@ mod token_tests {
         );
         assert_eq!(set.caller(Some(b"Bearer billing-token-0124")), None);
         assert_eq!(TokenSet::default().caller(None), Some(Caller::default()));
+    }
+
+    #[test]
+    fn a_required_set_refuses_everyone_until_it_holds_tokens() {
+        let set = TokenSet {
+            required: true,
+            ..TokenSet::default()
+        };
+        assert!(set.is_enabled());
+        assert_eq!(set.caller(None), None);
+        assert_eq!(set.caller(Some(b"Bearer 0123456789abcdef")), None);
+        let set = set.with_digest(digest(b"0123456789abcdef"), Caller::default());
+        assert_eq!(
+            set.caller(Some(b"Bearer 0123456789abcdef")),
+            Some(Caller::default())
+        );
     }
 }

@@ -21,7 +21,9 @@ pub mod compose;
 pub mod error;
 pub mod requests;
 pub mod runtime;
+mod shared_pg;
 pub mod tls;
+pub mod tokens;
 
 /// crag's configuration: [`crag_config::Config`] with crag's adapter sections ([`Adapters`]).
 pub type Config = crag_config::Config<Adapters>;
@@ -37,7 +39,8 @@ pub use crag_config::{error_chain, ConfigError};
 pub use error::{AppError, Code};
 pub use requests::{DocumentParams, FusionParams, Invalid, Limits, QueryParams, DEFAULT_TOP_K};
 pub use runtime::{
-    bind, config_from_args, exit_code, init_tracing, reload_tokens, serve_gracefully, server_main,
-    shutdown_signal, spawn_token_reload, ShutdownFuture, SERVER_LOG_FILTER,
+    bind, config_from_args, exit_code, init_tracing, serve_gracefully, server_main,
+    shutdown_signal, ShutdownFuture, SERVER_LOG_FILTER,
 };
 pub use tls::TlsIdentity;
+pub use tokens::{reload_tokens, SharedTokens, StoredToken, TokenReload, TokenScope};

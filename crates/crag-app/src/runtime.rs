@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crag_config::{error_chain, ConfigError};
+use crag_config::error_chain;
 
 use crate::compose::error::bail;
 use crate::compose::{BoxError, ComposeError, Context as _, Result};
@@ -90,50 +90,6 @@ pub async fn bind(addr: SocketAddr, key: &str, what: &str) -> Result<tokio::net:
         .with_context(|| format!("cannot listen on {addr} ({key})"))?;
     tracing::info!(%addr, "{what} API listening");
     Ok(listener)
-}
-
-/// Reloads the tokens of `[auth]` (and `$auth.tokens_env`, `[[auth.scoped]]`) into `api` on
-/// each SIGHUP, from the configuration file at `path` and the environment, without a restart;
-/// a file that no longer loads keeps the tokens in force and logs why. Unix only.
-pub fn spawn_token_reload(
-    api: crate::Api,
-    path: Option<PathBuf>,
-) -> Option<tokio::task::JoinHandle<()>> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut hangups = match signal(SignalKind::hangup()) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGHUP: tokens will not reload");
-                return None;
-            }
-        };
-        Some(tokio::spawn(async move {
-            while hangups.recv().await.is_some() {
-                match reload_tokens(path.as_deref()) {
-                    Ok(tokens) => {
-                        api.set_tokens(tokens);
-                        tracing::info!("SIGHUP: tokens reloaded from the configuration");
-                    }
-                    Err(e) => {
-                        tracing::error!(error = %error_chain(&e), "SIGHUP: tokens not reloaded; the previous ones stay in force")
-                    }
-                }
-            }
-        }))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (api, path);
-        None
-    }
-}
-
-/// The tokens the configuration at `path` (with the environment) accepts now.
-pub fn reload_tokens(path: Option<&std::path::Path>) -> Result<crate::TokenSet, ConfigError> {
-    let config = Config::load(path, std::env::vars())?;
-    crate::TokenSet::from_config(&config)
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

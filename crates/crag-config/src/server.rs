@@ -196,6 +196,12 @@ pub struct AuthSection {
     /// Scoped tokens (`[[auth.scoped]]`): each sees the documents its `filter` passes, and
     /// writes only with `write = true` ([filters](filters.md#scoped-tokens)).
     pub scoped: Vec<ScopedToken>,
+    /// Also accept the scoped tokens kept in the shared Postgres database (table
+    /// `crag_tokens` of `[storage] postgres_schema` at `[storage] postgres_url`), created and
+    /// revoked with `crag tokens` and seen by every replica within `[storage]
+    /// read_consistency_ms`. Authentication is then always on, even with no token yet
+    /// ([deploying](deploying.md#tokens-shared-by-the-replicas)).
+    pub shared: bool,
 }
 
 /// `[[auth.scoped]]`: a bearer token whose requests see part of the corpus.
@@ -238,6 +244,7 @@ impl Default for AuthSection {
             tokens: Vec::new(),
             tokens_env: "CRAG_API_TOKENS".into(),
             scoped: Vec::new(),
+            shared: false,
         }
     }
 }
@@ -248,6 +255,7 @@ impl fmt::Debug for AuthSection {
             .field("tokens", &format_args!("[{} redacted]", self.tokens.len()))
             .field("tokens_env", &self.tokens_env)
             .field("scoped", &self.scoped)
+            .field("shared", &self.shared)
             .finish()
     }
 }

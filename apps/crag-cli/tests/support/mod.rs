@@ -2,8 +2,12 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
 
 /// Runs `crag --data-dir DATA ARGS...` to its end.
 pub fn crag(data: &Path, args: &[&str]) -> Output {
@@ -52,4 +56,98 @@ pub fn s3_endpoint() -> String {
         .last()
         .expect("the script prints a URL")
         .to_owned()
+}
+
+/// `GET` or `POST` on the served API: the status and the body.
+pub fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
+    http_as(addr, None, method, path, body)
+}
+
+/// [`http`] with `Authorization: Bearer <token>` when a token is given.
+pub fn http_as(
+    addr: SocketAddr,
+    token: Option<&str>,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("connect to crag serve");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         {}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n")),
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read answer");
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {answer:?}"));
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+    (status, body)
+}
+
+/// A `crag serve` process, killed when dropped.
+pub struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn free_port() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+}
+
+/// Starts `crag serve` with `command` on free ports, and waits until it is ready.
+pub fn serve(command: &mut Command) -> (Served, SocketAddr) {
+    let (http_addr, grpc_addr) = (free_port(), free_port());
+    let served = Served(
+        command
+            .args([
+                "serve",
+                "--http-addr",
+                &http_addr.to_string(),
+                "--grpc-addr",
+                &grpc_addr.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn crag serve"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while TcpStream::connect(http_addr).is_err() {
+        assert!(Instant::now() < deadline, "crag serve did not listen");
+        thread::sleep(Duration::from_millis(100));
+    }
+    wait_ready(http_addr, 200);
+    (served, http_addr)
+}
+
+/// Polls `/readyz` until it answers `want` (or fails after a minute).
+pub fn wait_ready(addr: SocketAddr, want: u16) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, body) = http(addr, "GET", "/readyz", "");
+        if status == want {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/readyz stayed {status} ({body}), wanted {want}"
+        );
+        thread::sleep(Duration::from_millis(250));
+    }
 }

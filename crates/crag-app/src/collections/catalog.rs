@@ -3,16 +3,16 @@
 //! database, where every replica reads the same list.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crag_config::{check_collection_name, error_chain};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::PgPool;
 use sqlx::Row as _;
 use tokio::sync::OnceCell;
 
 use super::{Descriptor, COLLECTIONS_DIR, DESCRIPTOR_FILE};
 use crate::compose::{ComposeError, Context as _, GraphStore};
 use crate::error::{AppError, Code};
+use crate::shared_pg::{create_once, lazy_pool, quote_ident};
 use crate::Config;
 
 /// The table of descriptors, in `[storage] postgres_schema`.
@@ -21,9 +21,6 @@ const TABLE: &str = "crag_collections";
 /// How old an unfinished creation's claim may grow before another creation of the name
 /// takes it over (its process died before it finished), in milliseconds.
 const ABANDONED_MS: i64 = 10 * 60 * 1000;
-
-/// How long a statement or a connection may take before the catalogue is unavailable.
-const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The collections' descriptors.
 pub(crate) enum Catalog {
@@ -64,10 +61,6 @@ fn unavailable(what: &str, e: &sqlx::Error) -> AppError {
     )
 }
 
-fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
 impl Catalog {
     /// The catalogue `base` names (no connection is made before the first use).
     pub(crate) fn of(base: &Config) -> Self {
@@ -78,17 +71,8 @@ impl Catalog {
             };
         }
         let open = || -> Result<Self, ComposeError> {
-            let url = storage.graphs_url()?;
+            let pool = lazy_pool(&storage.graphs_url()?)?;
             let schema = storage.graphs_schema()?;
-            let ms = TIMEOUT.as_millis().to_string();
-            let options: PgConnectOptions = url
-                .parse::<PgConnectOptions>()
-                .context("storage.postgres_url is not a Postgres URL")?
-                .options([("statement_timeout", ms.as_str())]);
-            let pool = PgPoolOptions::new()
-                .max_connections(2)
-                .acquire_timeout(TIMEOUT)
-                .connect_lazy_with(options);
             Ok(Self::Postgres {
                 pool,
                 table: format!("{}.{TABLE}", quote_ident(schema)),
@@ -118,26 +102,12 @@ impl Catalog {
         ready
             .get_or_try_init(|| async {
                 let schema = table.rsplit_once('.').map_or("", |(s, _)| s);
-                let mut tx = pool
-                    .begin()
-                    .await
-                    .map_err(|e| unavailable("connecting", &e))?;
-                // Replicas starting together: one creates, the others wait and find it.
-                for sql in [
-                    "SELECT pg_advisory_xact_lock(hashtext('crag_collections'))".to_owned(),
-                    format!("CREATE SCHEMA IF NOT EXISTS {schema}"),
-                    format!(
-                        "CREATE TABLE IF NOT EXISTS {table} (name TEXT PRIMARY KEY, \
-                         created_ms BIGINT NOT NULL, embedding_model TEXT NOT NULL, \
-                         overrides TEXT NOT NULL)"
-                    ),
-                ] {
-                    sqlx::query(&sql)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(|e| unavailable("creating its table", &e))?;
-                }
-                tx.commit()
+                let create = format!(
+                    "CREATE TABLE IF NOT EXISTS {table} (name TEXT PRIMARY KEY, \
+                     created_ms BIGINT NOT NULL, embedding_model TEXT NOT NULL, \
+                     overrides TEXT NOT NULL)"
+                );
+                create_once(pool, TABLE, schema, &create)
                     .await
                     .map_err(|e| unavailable("creating its table", &e))
             })

@@ -112,21 +112,27 @@ fn invalid(message: impl Into<String>) -> AppError {
     AppError::new(Code::InvalidArgument, message)
 }
 
-fn now_ms() -> i64 {
+/// Milliseconds since the epoch (0 before it).
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// How long what other processes share (open collections, stored tokens) is used before it
+/// is read again: `[storage] read_consistency_ms`, 1 s when unset.
+pub(crate) fn recheck_interval(base: &Config) -> Duration {
+    base.adapters
+        .storage
+        .read_consistency_ms
+        .map_or(DEFAULT_RECHECK, Duration::from_millis)
 }
 
 impl Collections {
     /// The collections of `base.data_dir`, whose default collection is `default` (the engine
     /// [`crate::compose::engine`] opened on it).
     pub fn new(default: Engine, base: &Config) -> Self {
-        let recheck = base
-            .adapters
-            .storage
-            .read_consistency_ms
-            .map_or(DEFAULT_RECHECK, Duration::from_millis);
+        let recheck = recheck_interval(base);
         Self {
             base: base.clone(),
             default,
