@@ -29,6 +29,7 @@ python3 "$root/bench/storage/judged_queries.py" "$collection/queries.jsonl" \
   "$collection/qrels/test.tsv" "$queries"
 if [ -z "$uri" ]; then
   uri="s3://crag/replicas-$(date +%s)/index"
+  echo "replicas.sh: ingesting into $uri (CRAG_REPLICAS_URI=$uri reuses it)" >&2
   "$crag" --data-dir "$work/writer" --vectors-uri "$uri" ingest "$collection/corpus.jsonl" \
     --json > "$work/ingest.json"
 fi
