@@ -33,29 +33,23 @@ trait Stream: Read + Write + Send + Sized + 'static {
     fn close(&self);
 }
 
-impl Stream for TcpStream {
-    fn duplicate(&self) -> Self {
-        self.try_clone().expect("clone")
-    }
-    fn read_timeout(&self, timeout: Duration) {
-        self.set_read_timeout(Some(timeout)).ok();
-    }
-    fn close(&self) {
-        let _ = self.shutdown(Shutdown::Both);
-    }
+/// Both kinds of stream clone, time out and shut down the same way.
+macro_rules! stream {
+    ($($kind:ty),*) => {$(
+        impl Stream for $kind {
+            fn duplicate(&self) -> Self {
+                self.try_clone().expect("clone")
+            }
+            fn read_timeout(&self, timeout: Duration) {
+                self.set_read_timeout(Some(timeout)).ok();
+            }
+            fn close(&self) {
+                let _ = self.shutdown(Shutdown::Both);
+            }
+        }
+    )*};
 }
-
-impl Stream for UnixStream {
-    fn duplicate(&self) -> Self {
-        self.try_clone().expect("clone")
-    }
-    fn read_timeout(&self, timeout: Duration) {
-        self.set_read_timeout(Some(timeout)).ok();
-    }
-    fn close(&self) {
-        let _ = self.shutdown(Shutdown::Both);
-    }
-}
+stream!(TcpStream, UnixStream);
 
 /// A TCP proxy to `upstream` that refuses connections while switched off.
 struct Proxy {

@@ -180,7 +180,7 @@ impl SharedTokens {
             .bind(scope.write)
             .bind(serde_json::Value::from(scope.collections.clone()).to_string())
             .bind(scope.admin)
-            .bind(crate::collections::now_ms())
+            .bind(crag_sessions::now_ms())
             .execute(self.pool().await?)
             .await
             .map_err(|e| unavailable("making a token", &e))?;

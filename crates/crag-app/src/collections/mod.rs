@@ -112,13 +112,6 @@ fn invalid(message: impl Into<String>) -> AppError {
     AppError::new(Code::InvalidArgument, message)
 }
 
-/// Milliseconds since the epoch (0 before it).
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 /// How long what other processes share (open collections, stored tokens) is used before it
 /// is read again: `[storage] read_consistency_ms`, 1 s when unset.
 pub(crate) fn recheck_interval(base: &Config) -> Duration {
@@ -301,7 +294,7 @@ impl Collections {
         fix_precision(&self.base, &mut overrides)?;
         let mut descriptor = Descriptor {
             name: name.to_owned(),
-            created_ms: now_ms(),
+            created_ms: crag_sessions::now_ms(),
             embedding_model: String::new(),
             overrides,
         };
@@ -396,7 +389,9 @@ impl Collections {
         // Out of sight at once (the catalogue's row; the files': a rename), then removed.
         self.catalog.release(name).await?;
         let dir = self.dir(name);
-        let doomed = self.root().join(format!(".deleted-{name}-{}", now_ms()));
+        let doomed = self
+            .root()
+            .join(format!(".deleted-{name}-{}", crag_sessions::now_ms()));
         match std::fs::rename(&dir, &doomed) {
             Ok(()) => remove_dir(&doomed).await?,
             // A shared catalogue's collection this replica never opened has no directory here.
