@@ -58,6 +58,11 @@ pub struct IngestArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Scale benchmarks only: embed the first N chunks for real and give the others
+    /// perturbed copies of those vectors (cheap, deterministic, useless for quality; the data
+    /// directory is marked), printing the throughput of each tenth of the documents.
+    #[arg(long, value_name = "N", hide = true)]
+    synthetic_vectors: Option<usize>,
 }
 
 pub async fn ingest(ctx: &Context, args: IngestArgs) -> Result<()> {
@@ -81,15 +86,24 @@ pub async fn ingest(ctx: &Context, args: IngestArgs) -> Result<()> {
     })
     .await
     .context("reading task failed")??;
-    let engine = ctx
-        .engine(EngineConfig {
-            chunking,
-            ..ctx.config.engine_config()
-        })
-        .await?;
-    let progress = Bar::new(args.json);
+    let config = EngineConfig {
+        chunking,
+        ..ctx.config.engine_config()
+    };
+    let (engine, progress): (_, Box<dyn IngestProgress>) = match args.synthetic_vectors {
+        None => (ctx.engine(config).await?, Box::new(Bar::new(args.json))),
+        Some(sample) => (
+            crate::scale::engine(ctx, config, sample).await?,
+            Box::new(crate::scale::Tenths::new()),
+        ),
+    };
     let report = engine
-        .ingest(loaded.documents, loaded.skipped, &loaded.scope, &progress)
+        .ingest(
+            loaded.documents,
+            loaded.skipped,
+            &loaded.scope,
+            progress.as_ref(),
+        )
         .await?;
     output::ingest_report(&report, args.json)
 }

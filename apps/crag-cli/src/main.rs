@@ -11,6 +11,7 @@ mod eval;
 mod eval_code;
 mod mcp;
 mod output;
+mod scale;
 mod serve;
 mod tokens;
 

@@ -8,6 +8,7 @@
 //! - [`harness`]: runs the queries through each stage (BM25, vectors, hybrid, rerank, Corrective
 //!   RAG) and measures quality, latency, throughput and the evaluator's AUROC;
 //! - [`report`]: the report's JSON shape and printed form;
+//! - [`synthetic`]: cheap stand-in vectors for the scale benchmarks (cost, never quality);
 //! - [`seed`]: the key metrics of the Corrective RAG stage (decision, correction and web
 //!   search rates, fast and corrected path latency).
 
@@ -20,6 +21,7 @@ pub mod metrics;
 pub mod report;
 pub mod seed;
 mod stage;
+pub mod synthetic;
 mod system;
 
 pub use collection::{prepare_index, Collection, CollectionSpec, PreparedIndex};

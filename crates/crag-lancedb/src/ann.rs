@@ -44,6 +44,7 @@ impl LanceVectorIndex {
         let AnnPolicy::FromRows(min_rows) = self.ann else {
             return Ok(());
         };
+        let started = std::time::Instant::now();
         match self.ann_index().await? {
             None if rows >= min_rows.max(1) => {
                 let partitions = rows.div_ceil(ROWS_PER_PARTITION).max(1);
@@ -55,7 +56,13 @@ impl LanceVectorIndex {
                     .execute()
                     .await
                     .map_err(map_lance_error("failed to build the vector ANN index"))?;
-                tracing::info!(table = %self.table_name, rows, partitions, "built vector ANN index");
+                tracing::info!(
+                    table = %self.table_name,
+                    rows,
+                    partitions,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "built vector ANN index"
+                );
             }
             Some(index) if index.unindexed_rows > 0 => {
                 self.table
@@ -65,6 +72,7 @@ impl LanceVectorIndex {
                 tracing::info!(
                     table = %self.table_name,
                     rows = index.unindexed_rows,
+                    seconds = started.elapsed().as_secs_f64(),
                     "added rows to vector ANN index"
                 );
             }

@@ -50,6 +50,10 @@ pub const VECTOR_TABLE: &str = "chunks";
 /// File in the data directory naming the embedding model that built the index.
 pub const EMBEDDING_MODEL_FILE: &str = "embedding-model";
 
+/// File in the data directory saying that its vectors are synthetic (`crag ingest
+/// --synthetic-vectors`, for the scale benchmarks): every open warns.
+pub const SYNTHETIC_VECTORS_FILE: &str = "synthetic-vectors";
+
 /// The model an index without [`EMBEDDING_MODEL_FILE`] was built with: the only one there
 /// was before the file existed.
 const UNRECORDED_MODEL: &str = "all-MiniLM-L6-v2";
@@ -135,6 +139,9 @@ pub async fn open_indexes_sharing(
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("failed to create data directory {}", data_dir.display()))?;
     let keywords = keyword_index(config, data_dir, vectors_uri).await?;
+    if data_dir.join(SYNTHETIC_VECTORS_FILE).exists() {
+        tracing::warn!(path = %data_dir.display(), "this index holds synthetic vectors (a scale benchmark's): its answers mean nothing");
+    }
     let stored = keywords.count().await?;
     adopt_shared_model_record(config, data_dir, vectors_uri).await?;
     let precision = resolve_precision(config.embedder.precision, data_dir, stored)?;
