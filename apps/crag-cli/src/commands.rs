@@ -93,7 +93,11 @@ pub async fn ingest(ctx: &Context, args: IngestArgs) -> Result<()> {
     let (engine, progress): (_, Box<dyn IngestProgress>) = match args.synthetic_vectors {
         None => (ctx.engine(config).await?, Box::new(Bar::new(args.json))),
         Some(sample) => (
-            crate::scale::engine(ctx, config, sample).await?,
+            {
+                // The real model, as the index needs it (the precision it records).
+                let real = ctx.engine(config).await?.embedder().clone();
+                crate::scale::engine(&ctx.config, config, real, sample).await?
+            },
             Box::new(crate::scale::Tenths::new()),
         ),
     };

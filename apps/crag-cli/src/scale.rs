@@ -7,18 +7,21 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use crag_app::compose::{open_indexes_sharing, SYNTHETIC_VECTORS_FILE};
+use crag_app::Config;
 use crag_engine::{Engine, EngineConfig, IngestProgress};
 use crag_eval::synthetic::{SampledVectors, NEAR};
 
-use crate::commands::Context;
-
-/// The engine on the configured data directory, embedding the first `sample` chunks for real
-/// and giving the rest perturbed copies of them. Marks the data directory (every later open
-/// warns that its vectors are synthetic).
-pub(crate) async fn engine(ctx: &Context, config: EngineConfig, sample: usize) -> Result<Engine> {
-    // The real model, as the index needs it (precision recorded or configured).
-    let real = ctx.engine(config).await?.embedder().clone();
-    let marker = ctx.data_dir().join(SYNTHETIC_VECTORS_FILE);
+/// The engine on `config`'s data directory, embedding the first `sample` chunks with `real`
+/// (the model the index needs, from an engine opened on it) and giving the rest perturbed
+/// copies of them. Marks the data directory (every later open warns that its vectors are
+/// synthetic).
+pub(crate) async fn engine(
+    config: &Config,
+    engine: EngineConfig,
+    real: Arc<dyn crag_ports::Embedder>,
+    sample: usize,
+) -> Result<Engine> {
+    let marker = config.data_dir.join(SYNTHETIC_VECTORS_FILE);
     std::fs::write(
         &marker,
         format!(
@@ -30,10 +33,10 @@ pub(crate) async fn engine(ctx: &Context, config: EngineConfig, sample: usize) -
     .with_context(|| format!("cannot write {}", marker.display()))?;
     let sampled: Arc<dyn crag_ports::Embedder> = Arc::new(SampledVectors::new(real, sample));
     Ok(open_indexes_sharing(
-        &ctx.config,
-        ctx.data_dir(),
-        &ctx.config.vectors_uri(),
         config,
+        &config.data_dir,
+        &config.vectors_uri(),
+        engine,
         Some(sampled),
     )
     .await?)
