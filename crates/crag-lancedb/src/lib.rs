@@ -12,6 +12,7 @@
 mod ann;
 mod error;
 mod flat;
+mod keys;
 mod keyword;
 mod records;
 mod schema;
@@ -22,6 +23,7 @@ mod vectors;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use arrow_array::RecordBatchIterator;
@@ -32,6 +34,7 @@ use lancedb::Table;
 
 use crate::error::map_lance_error;
 pub use crate::flat::DEFAULT_MEMORY_SCAN_ROWS;
+pub use crate::keys::WRITES_PER_UPKEEP;
 pub use crate::keyword::{LanceKeywordIndex, BACKGROUND_TIDY_ROWS, DEFAULT_TITLE_WEIGHT};
 pub use crate::records::{read_record, record_once, RECORDS_TABLE};
 use crate::schema::ChunkSchema;
@@ -117,6 +120,8 @@ pub struct LanceVectorIndex {
     /// Most rows copied into memory for exact scans (0: none).
     memory_scan_rows: usize,
     flat: Arc<flat::FlatCache>,
+    /// Writes made through this handle and its clones (see [`keys`]).
+    writes: Arc<AtomicUsize>,
 }
 
 impl fmt::Debug for LanceVectorIndex {
@@ -173,6 +178,7 @@ impl LanceVectorIndex {
             prune: Arc::default(),
             memory_scan_rows: DEFAULT_MEMORY_SCAN_ROWS,
             flat: Arc::default(),
+            writes: Arc::default(),
         })
     }
 
@@ -286,7 +292,7 @@ impl VectorIndex for LanceVectorIndex {
             .execute(Box::new(reader))
             .await
             .map_err(map_lance_error("failed to upsert into vector table"))?;
-        Ok(())
+        self.after_write().await
     }
 
     async fn delete_documents(&self, ids: &[DocumentId]) -> PortResult<()> {

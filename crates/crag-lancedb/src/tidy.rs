@@ -109,11 +109,14 @@ impl TableLayout {
 
 impl LanceVectorIndex {
     /// Compacts the table when it has [`COMPACT_AT_SMALL_FRAGMENTS`] small fragments or
-    /// [`COMPACT_AT_DELETED_SHARE`] of its rows deleted; builds or updates the ANN index as
+    /// [`COMPACT_AT_DELETED_SHARE`] of its rows deleted (fragments up to
+    /// [`COMPACT_TARGET_ROWS`](crate::keys::COMPACT_TARGET_ROWS) rows); builds or updates the
+    /// chunk-id index, and the ANN index as
     /// [`AnnPolicy`](crate::AnnPolicy) says; at most once every [`PRUNE_EVERY`], removes
     /// versions superseded more than [`KEEP_VERSIONS_FOR`] ago.
     pub(crate) async fn tidy(&self) -> PortResult<()> {
         let layout = compact_if_needed(&self.table).await?;
+        self.maintain_key_index().await?;
         self.maintain_ann(layout.rows).await?;
         prune_if_due(&self.table, &self.prune).await
     }
@@ -141,7 +144,10 @@ pub(crate) async fn compact_if_needed(table: &Table) -> PortResult<TableLayout> 
         tracing::debug!(table = %table.name(), "compacting table");
         let compacted = table
             .optimize(OptimizeAction::Compact {
-                options: CompactionOptions::default(),
+                options: CompactionOptions {
+                    target_rows_per_fragment: crate::keys::COMPACT_TARGET_ROWS,
+                    ..CompactionOptions::default()
+                },
                 remap_options: None,
             })
             .await

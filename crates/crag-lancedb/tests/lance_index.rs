@@ -356,6 +356,57 @@ async fn optimize_compacts_many_small_writes_without_changing_results() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_long_run_of_writes_is_compacted_and_upserts_through_the_chunk_id_index() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    let records = random_records(2 * crag_lancedb::WRITES_PER_UPKEEP, 0);
+    // One write per chunk, as an ingestion's batches: no optimize in between.
+    for record in &records[..crag_lancedb::WRITES_PER_UPKEEP] {
+        index
+            .upsert(std::slice::from_ref(record))
+            .await
+            .expect("upsert");
+    }
+    let layout = index.layout().await.expect("layout");
+    assert!(layout.fragments < 8, "compacted on the way: {layout:?}");
+    assert_eq!(
+        index.key_index_rows().await.expect("stats"),
+        Some((crag_lancedb::WRITES_PER_UPKEEP, 0))
+    );
+    for record in &records[crag_lancedb::WRITES_PER_UPKEEP..] {
+        index
+            .upsert(std::slice::from_ref(record))
+            .await
+            .expect("upsert");
+    }
+    // Upserts of stored chunks, found through the index (indexed rows) and past it (rows
+    // written since the last upkeep), replace them: no row twice.
+    let mut moved = vec![records[3].clone(), records[records.len() - 2].clone()];
+    for (record, other) in moved.iter_mut().zip([&records[10], &records[11]]) {
+        record.vector = other.vector.clone();
+    }
+    index.upsert(&moved).await.expect("upsert");
+    assert_eq!(index.count().await.expect("count"), records.len());
+    let mut ids = stored_ids(&index).await;
+    ids.dedup();
+    assert_eq!(ids.len(), records.len(), "every chunk once");
+    for record in &moved {
+        let hits = index.nearest(&record.vector, 3).await.expect("nearest");
+        assert!(
+            hits.iter()
+                .any(|h| h.chunk.id == record.chunk.id && h.score > 0.999),
+            "{} holds its new vector",
+            record.chunk.id
+        );
+    }
+    index.optimize().await.expect("optimize");
+    assert_eq!(
+        index.key_index_rows().await.expect("stats"),
+        Some((records.len(), 0))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn optimize_applies_deletions_of_a_tenth_of_the_rows() {
     let dir = TempDir::new().expect("temp dir");
     let index = open(&dir).await;

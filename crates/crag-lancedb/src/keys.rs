@@ -1,0 +1,105 @@
+//! The chunk-id index, and the upkeep that keeps a long ingestion's writes steady.
+//!
+//! Every write is a merge insert on the chunk id. Without an index on that column LanceDB
+//! joins each batch against the whole table (its chunk ids read every time), and every write
+//! leaves a fragment of its own until `optimize`: a batch's write cost grows with the table, so
+//! an ingestion's cost grows with its square (docs/benchmarks.md, "A million chunks"). With a
+//! BTREE index on the chunk id LanceDB looks the batch's ids up instead, and every
+//! [`WRITES_PER_UPKEEP`] writes the small fragments are compacted (into fragments of at most
+//! [`COMPACT_TARGET_ROWS`], so a compaction rewrites a bounded share of the table) and the
+//! index takes in the new rows.
+
+use std::sync::atomic::Ordering;
+
+use crag_ports::PortResult;
+use lancedb::index::scalar::BTreeIndexBuilder;
+use lancedb::index::Index;
+use lancedb::table::{OptimizeAction, OptimizeOptions};
+
+use crate::error::map_lance_error;
+use crate::schema::CHUNK_ID;
+use crate::LanceVectorIndex;
+
+/// Writes between two upkeeps (each write is one batch of an ingestion: 64 documents).
+pub const WRITES_PER_UPKEEP: usize = 64;
+
+/// Rows a compaction makes its fragments up to; larger fragments are left alone. LanceDB's
+/// default (about a million) rewrites the whole table at every compaction below that size.
+pub(crate) const COMPACT_TARGET_ROWS: usize = 1 << 17;
+
+impl LanceVectorIndex {
+    /// Counts a write; every [`WRITES_PER_UPKEEP`]th compacts small fragments and brings the
+    /// chunk-id index up to date.
+    pub(crate) async fn after_write(&self) -> PortResult<()> {
+        let writes = self.writes.fetch_add(1, Ordering::Relaxed) + 1;
+        if !writes.is_multiple_of(WRITES_PER_UPKEEP) {
+            return Ok(());
+        }
+        crate::tidy::compact_if_needed(&self.table).await?;
+        self.maintain_key_index().await
+    }
+
+    /// The chunk-id index's name, if there is one.
+    async fn key_index_name(&self) -> PortResult<Option<String>> {
+        let indices = self
+            .table
+            .list_indices()
+            .await
+            .map_err(map_lance_error("failed to list vector table indexes"))?;
+        Ok(indices
+            .into_iter()
+            .find(|i| i.columns.len() == 1 && i.columns[0] == CHUNK_ID)
+            .map(|i| i.name))
+    }
+
+    /// Rows in the chunk-id index and rows written since (not in it yet), if there is one.
+    pub async fn key_index_rows(&self) -> PortResult<Option<(usize, usize)>> {
+        let Some(name) = self.key_index_name().await? else {
+            return Ok(None);
+        };
+        let stats = self
+            .table
+            .index_stats(&name)
+            .await
+            .map_err(map_lance_error("failed to read chunk id index statistics"))?;
+        Ok(Some(stats.map_or((0, 0), |s| {
+            (s.num_indexed_rows, s.num_unindexed_rows)
+        })))
+    }
+
+    /// Builds the chunk-id index when the table has rows and no such index, else adds the
+    /// rows written since to it.
+    pub(crate) async fn maintain_key_index(&self) -> PortResult<()> {
+        let Some(name) = self.key_index_name().await? else {
+            let rows = self
+                .table
+                .count_rows(None)
+                .await
+                .map_err(map_lance_error("failed to count vector table rows"))?;
+            if rows > 0 {
+                self.table
+                    .create_index(&[CHUNK_ID], Index::BTree(BTreeIndexBuilder::default()))
+                    .execute()
+                    .await
+                    .map_err(map_lance_error("failed to build the chunk id index"))?;
+                tracing::debug!(table = %self.table_name, rows, "built chunk id index");
+            }
+            return Ok(());
+        };
+        let unindexed = self
+            .table
+            .index_stats(&name)
+            .await
+            .map_err(map_lance_error("failed to read chunk id index statistics"))?
+            .map_or(0, |s| s.num_unindexed_rows);
+        if unindexed > 0 {
+            let mut options = OptimizeOptions::append();
+            options.index_names = Some(vec![name]);
+            self.table
+                .optimize(OptimizeAction::Index(options))
+                .await
+                .map_err(map_lance_error("failed to update the chunk id index"))?;
+        }
+        Ok(())
+    }
+}
