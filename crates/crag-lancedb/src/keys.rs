@@ -6,8 +6,8 @@
 //! an ingestion's cost grows with its square (docs/benchmarks.md, "A million chunks"). With a
 //! BTREE index on the chunk id LanceDB looks the batch's ids up instead, and every
 //! [`WRITES_PER_UPKEEP`] writes the small fragments are compacted (into fragments of at most
-//! [`COMPACT_TARGET_ROWS`], so a compaction rewrites a bounded share of the table) and the
-//! index takes in the new rows.
+//! [`COMPACT_TARGET_ROWS`](crate::tidy::COMPACT_TARGET_ROWS) rows, so a compaction rewrites a
+//! bounded share of the table) and the index takes in the new rows.
 
 use std::sync::atomic::Ordering;
 
@@ -22,10 +22,6 @@ use crate::LanceVectorIndex;
 
 /// Writes between two upkeeps (each write is one batch of an ingestion: 64 documents).
 pub const WRITES_PER_UPKEEP: usize = 64;
-
-/// Rows a compaction makes its fragments up to; larger fragments are left alone. LanceDB's
-/// default (about a million) rewrites the whole table at every compaction below that size.
-pub(crate) const COMPACT_TARGET_ROWS: usize = 1 << 17;
 
 impl LanceVectorIndex {
     /// Counts a write; every [`WRITES_PER_UPKEEP`]th compacts small fragments and brings the

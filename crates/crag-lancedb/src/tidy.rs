@@ -29,6 +29,10 @@ use crate::{LanceVectorIndex, TableLayout};
 /// rewrites the small fragments, so it is not run after every write.
 pub(crate) const COMPACT_AT_SMALL_FRAGMENTS: usize = 8;
 
+/// Rows a compaction makes its fragments up to; larger fragments are left alone. LanceDB's
+/// default (about a million) rewrites the whole table at every compaction below that size.
+pub(crate) const COMPACT_TARGET_ROWS: usize = 1 << 17;
+
 /// Share of deleted rows (kept in deletion files until compaction) that triggers compaction.
 pub(crate) const COMPACT_AT_DELETED_SHARE: f64 = 0.1;
 
@@ -110,7 +114,7 @@ impl TableLayout {
 impl LanceVectorIndex {
     /// Compacts the table when it has [`COMPACT_AT_SMALL_FRAGMENTS`] small fragments or
     /// [`COMPACT_AT_DELETED_SHARE`] of its rows deleted (fragments up to
-    /// [`COMPACT_TARGET_ROWS`](crate::keys::COMPACT_TARGET_ROWS) rows); builds or updates the
+    /// [`COMPACT_TARGET_ROWS`] rows); builds or updates the
     /// chunk-id index, and the ANN index as
     /// [`AnnPolicy`](crate::AnnPolicy) says; at most once every [`PRUNE_EVERY`], removes
     /// versions superseded more than [`KEEP_VERSIONS_FOR`] ago.
@@ -145,7 +149,7 @@ pub(crate) async fn compact_if_needed(table: &Table) -> PortResult<TableLayout> 
         let compacted = table
             .optimize(OptimizeAction::Compact {
                 options: CompactionOptions {
-                    target_rows_per_fragment: crate::keys::COMPACT_TARGET_ROWS,
+                    target_rows_per_fragment: COMPACT_TARGET_ROWS,
                     ..CompactionOptions::default()
                 },
                 remap_options: None,
