@@ -13,6 +13,11 @@ use crate::{AnnIndex, AnnPolicy, LanceVectorIndex, ROWS_PER_PARTITION};
 impl LanceVectorIndex {
     /// Returns the ANN index on the vector column, if there is one.
     pub async fn ann_index(&self) -> PortResult<Option<AnnIndex>> {
+        self.index_on(VECTOR).await
+    }
+
+    /// Returns the index covering `column` (the ANN index, the chunk-id index), if any.
+    pub(crate) async fn index_on(&self, column: &str) -> PortResult<Option<AnnIndex>> {
         let indices = self
             .table
             .list_indices()
@@ -20,7 +25,7 @@ impl LanceVectorIndex {
             .map_err(map_lance_error("failed to list vector table indexes"))?;
         let Some(name) = indices
             .into_iter()
-            .find(|i| i.columns.iter().any(|c| c == VECTOR))
+            .find(|i| i.columns.iter().any(|c| c == column))
             .map(|i| i.name)
         else {
             return Ok(None);
@@ -30,7 +35,7 @@ impl LanceVectorIndex {
             .index_stats(&name)
             .await
             .map_err(map_lance_error(
-                "failed to read vector ANN index statistics",
+                "failed to read vector table index statistics",
             ))?;
         Ok(Some(AnnIndex {
             indexed_rows: stats.as_ref().map_or(0, |s| s.num_indexed_rows),

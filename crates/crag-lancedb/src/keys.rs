@@ -35,38 +35,18 @@ impl LanceVectorIndex {
         self.maintain_key_index().await
     }
 
-    /// The chunk-id index's name, if there is one.
-    async fn key_index_name(&self) -> PortResult<Option<String>> {
-        let indices = self
-            .table
-            .list_indices()
-            .await
-            .map_err(map_lance_error("failed to list vector table indexes"))?;
-        Ok(indices
-            .into_iter()
-            .find(|i| i.columns.len() == 1 && i.columns[0] == CHUNK_ID)
-            .map(|i| i.name))
-    }
-
     /// Rows in the chunk-id index and rows written since (not in it yet), if there is one.
     pub async fn key_index_rows(&self) -> PortResult<Option<(usize, usize)>> {
-        let Some(name) = self.key_index_name().await? else {
-            return Ok(None);
-        };
-        let stats = self
-            .table
-            .index_stats(&name)
-            .await
-            .map_err(map_lance_error("failed to read chunk id index statistics"))?;
-        Ok(Some(stats.map_or((0, 0), |s| {
-            (s.num_indexed_rows, s.num_unindexed_rows)
-        })))
+        Ok(self
+            .index_on(CHUNK_ID)
+            .await?
+            .map(|i| (i.indexed_rows, i.unindexed_rows)))
     }
 
     /// Builds the chunk-id index when the table has rows and no such index, else adds the
     /// rows written since to it.
     pub(crate) async fn maintain_key_index(&self) -> PortResult<()> {
-        let Some(name) = self.key_index_name().await? else {
+        let Some(index) = self.index_on(CHUNK_ID).await? else {
             let rows = self
                 .table
                 .count_rows(None)
@@ -82,15 +62,9 @@ impl LanceVectorIndex {
             }
             return Ok(());
         };
-        let unindexed = self
-            .table
-            .index_stats(&name)
-            .await
-            .map_err(map_lance_error("failed to read chunk id index statistics"))?
-            .map_or(0, |s| s.num_unindexed_rows);
-        if unindexed > 0 {
+        if index.unindexed_rows > 0 {
             let mut options = OptimizeOptions::append();
-            options.index_names = Some(vec![name]);
+            options.index_names = Some(vec![index.name]);
             self.table
                 .optimize(OptimizeAction::Index(options))
                 .await

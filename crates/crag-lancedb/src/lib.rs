@@ -77,7 +77,8 @@ impl Default for AnnPolicy {
     }
 }
 
-/// The ANN index of a [`LanceVectorIndex`], as [`LanceVectorIndex::ann_index`] reads it.
+/// An index of a [`LanceVectorIndex`]'s table (the ANN index, as [`LanceVectorIndex::ann_index`]
+/// reads it, or the chunk-id index).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnnIndex {
     /// LanceDB's name of the index.
