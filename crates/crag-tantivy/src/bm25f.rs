@@ -47,6 +47,18 @@ impl Bm25fTermQuery {
 
 impl Query for Bm25fTermQuery {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.bm25f_weight(scoring)?))
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
+        visitor(&self.title, false);
+        visitor(&self.text, false);
+    }
+}
+
+impl Bm25fTermQuery {
+    /// The word's weight over the index `scoring` describes.
+    pub(crate) fn bm25f_weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Bm25fWeight> {
         let EnableScoring::Enabled {
             statistics_provider: statistics,
             ..
@@ -75,21 +87,17 @@ impl Query for Bm25fTermQuery {
             }
             Ok(Arc::new(norms))
         };
-        Ok(Box::new(Bm25fWeight {
+        Ok(Bm25fWeight {
             query: self.clone(),
             weight: idf * (self.params.k1 + 1.0) * self.boost,
             title_norms: norms(self.title.field())?,
             text_norms: norms(self.text.field())?,
-        }))
-    }
-
-    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
-        visitor(&self.title, false);
-        visitor(&self.text, false);
+        })
     }
 }
 
-struct Bm25fWeight {
+/// One word's BM25F weight over an index.
+pub(crate) struct Bm25fWeight {
     query: Bm25fTermQuery,
     /// `idf * (k1 + 1) * boost`.
     weight: Score,
@@ -98,8 +106,19 @@ struct Bm25fWeight {
     text_norms: Arc<[Score; 256]>,
 }
 
-impl Weight for Bm25fWeight {
-    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+impl Bm25fWeight {
+    /// No document scores more than this (times the scorer's boost): `frequency /
+    /// (frequency + k1)` stays below 1.
+    pub(crate) fn bound(&self) -> Score {
+        self.weight
+    }
+
+    /// The word's scorer over one segment; none when the segment lacks the word.
+    pub(crate) fn term_scorer(
+        &self,
+        reader: &SegmentReader,
+        boost: Score,
+    ) -> tantivy::Result<Option<Bm25fScorer>> {
         let postings = |term: &Term| -> tantivy::Result<Option<SegmentPostings>> {
             Ok(reader
                 .inverted_index(term.field())?
@@ -108,9 +127,9 @@ impl Weight for Bm25fWeight {
         // Every document with the word in its title has it in its text: the text's postings
         // list the matches, the title's are read alongside.
         let Some(text) = postings(&self.query.text)? else {
-            return Ok(Box::new(EmptyScorer));
+            return Ok(None);
         };
-        Ok(Box::new(Bm25fScorer {
+        Ok(Some(Bm25fScorer {
             text,
             title: postings(&self.query.title)?,
             text_lengths: reader.get_fieldnorms_reader(self.query.text.field())?,
@@ -121,6 +140,15 @@ impl Weight for Bm25fWeight {
             title_norms: Arc::clone(&self.title_norms),
             text_norms: Arc::clone(&self.text_norms),
         }))
+    }
+}
+
+impl Weight for Bm25fWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        Ok(match self.term_scorer(reader, boost)? {
+            Some(scorer) => Box::new(scorer),
+            None => Box::new(EmptyScorer),
+        })
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
@@ -137,7 +165,8 @@ impl Weight for Bm25fWeight {
     }
 }
 
-struct Bm25fScorer {
+/// One word's BM25F scores over the documents of a segment that hold it.
+pub(crate) struct Bm25fScorer {
     text: SegmentPostings,
     title: Option<SegmentPostings>,
     text_lengths: FieldNormReader,

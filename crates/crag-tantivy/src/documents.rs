@@ -20,7 +20,7 @@ use crag_core::{Chunk, DocumentId, Metadata, MetadataFilter};
 use crag_ports::{ErrorKind, PortError, PortResult};
 use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, Occur, Query};
+use tantivy::query::Query;
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
@@ -33,6 +33,7 @@ use tantivy::{
 use crate::bm25f::{Bm25f, Bm25fTermQuery};
 use crate::error::{io_error, port_error};
 use crate::filter;
+use crate::maxscore::Bm25fDisjunction;
 use crate::schema::ANALYZER;
 
 /// The documents index's directory inside the keyword index's.
@@ -257,25 +258,24 @@ impl DocumentIndex {
         filter: Option<&MetadataFilter>,
     ) -> PortResult<Vec<(DocumentId, Score)>> {
         const MESSAGE: &str = "failed to search the keyword index's documents";
-        let clauses: Vec<(Occur, Box<dyn Query>)> = words
+        let words: Vec<Bm25fTermQuery> = words
             .iter()
             .filter(|(w, weight)| !w.is_empty() && weight.is_finite() && *weight > 0.0)
             .map(|(word, weight)| {
-                let query: Box<dyn Query> = Box::new(Bm25fTermQuery::new(
+                Bm25fTermQuery::new(
                     Term::from_field_text(self.fields.title, word),
                     Term::from_field_text(self.fields.text, word),
                     params,
                     *weight,
-                ));
-                (Occur::Should, query)
+                )
             })
             .collect();
-        if clauses.is_empty() || k == 0 {
+        if words.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
         let query = filter::restrict(
-            Box::new(BooleanQuery::new(clauses)),
+            Box::new(Bm25fDisjunction::new(words)),
             self.fields.metadata,
             filter,
         );

@@ -14,6 +14,7 @@ mod documents;
 mod error;
 mod filter;
 mod index;
+mod maxscore;
 mod schema;
 mod upgrade;
 

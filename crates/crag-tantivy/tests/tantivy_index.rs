@@ -1,7 +1,7 @@
 //! Integration tests of the Tantivy keyword index: the port's conformance suite and the
 //! behaviour specific to this adapter (persistence, analysis, odd queries, ties).
 
-use crag_core::{Chunk, DocumentId, ScoredChunk};
+use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, ScoredChunk, Span};
 use crag_ports::testsuite::{chunk, keyword_index_suite, metadata_filter_suite, sample_chunks};
 use crag_ports::{ErrorKind, KeywordIndex};
 use crag_tantivy::{is_upgraded, upgrade, Bm25, TantivyKeywordIndex};
@@ -603,6 +603,68 @@ async fn whole_documents_add_up_words_their_chunks_split() {
     // Each document is shown as its chunk that best matches the query.
     assert_eq!(hits[0].chunk.id.as_str(), "split.md#1", "{:?}", ids(&hits));
     assert!(hits[0].score > hits[1].score);
+}
+
+#[tokio::test]
+async fn a_document_is_shown_as_its_best_chunk_however_many_other_chunks_outscore_it() {
+    // Chunk by chunk, the five short notes outscore every chunk of island.md; as a whole
+    // document, island.md, which says it four times, ranks first.
+    let mut chunks = Vec::new();
+    let mut document = |id: &str, title: &str, texts: &[&str]| {
+        let mut start = 0;
+        for (ordinal, text) in texts.iter().enumerate() {
+            let document_id = DocumentId::new(id).unwrap();
+            let end = start + text.len() as u64;
+            chunks.push(
+                Chunk::new(
+                    ChunkId::for_document(&document_id, ordinal),
+                    document_id,
+                    id,
+                    title,
+                    *text,
+                    Span::new(start, end, 1, 1).unwrap(),
+                    ChunkKind::Prose,
+                    format!("hash-of-{id}"),
+                )
+                .unwrap(),
+            );
+            start = end + 1;
+        }
+    };
+    let flow = "The lava flow reached coastal villages quickly.";
+    document(
+        "island.md",
+        "Island",
+        &[
+            "An introduction to the island and its people.",
+            flow,
+            flow,
+            flow,
+            flow,
+        ],
+    );
+    let rain = "Rain fell over green hills today.";
+    for note in 0..5 {
+        document(
+            &format!("note{note}.md"),
+            "Note",
+            &["Lava flow.", rain, rain, rain],
+        );
+    }
+    let (_dir, index) = indexed_with(Bm25::default(), &chunks).await;
+    let by_chunk = index.search("lava flow", 5).await.expect("search chunks");
+    assert!(
+        by_chunk
+            .iter()
+            .all(|h| h.chunk.document_id.as_str() != "island.md"),
+        "{:?}",
+        ids(&by_chunk)
+    );
+    let hits = index
+        .search_documents("lava flow", 1)
+        .await
+        .expect("search");
+    assert_eq!(ids(&hits), ["island.md#1"]);
 }
 
 #[tokio::test]

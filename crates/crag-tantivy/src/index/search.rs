@@ -1,9 +1,9 @@
 //! The keyword index's searches: BM25 queries of text or weighted terms over the chunks, a
 //! metadata filter as clauses ANDed with them, and the document ranking's entry point.
 
-use crag_core::{MetadataFilter, ScoredChunk, WeightedTerm};
+use crag_core::{DocumentId, MetadataFilter, ScoredChunk, WeightedTerm};
 use crag_ports::{ErrorKind, KeywordQuery, PortError, PortResult, DOCUMENT_OVERFETCH};
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermSetQuery};
 use tantivy::{TantivyDocument, Term};
 
 use super::{Inner, TantivyKeywordIndex};
@@ -31,23 +31,33 @@ impl TantivyKeywordIndex {
         };
         self.blocking(move |inner| {
             let filter = filter.as_ref();
-            let depth = if documents {
-                k.saturating_mul(DOCUMENT_OVERFETCH)
-            } else {
-                k
-            };
-            let chunks = match &text {
-                Some(text) => inner.search(text, depth, filter)?,
-                None => inner.search_terms(&terms, depth, filter)?,
-            };
             if !documents {
-                return Ok(chunks);
+                return match &text {
+                    Some(text) => inner.search(text, k, filter),
+                    None => inner.search_terms(&terms, k, filter),
+                };
             }
             let words: Vec<(String, f32)> = match &text {
                 Some(text) => inner.documents.query_words(text),
                 None => terms.iter().map(|t| (t.term.clone(), t.weight)).collect(),
             };
-            inner.best_chunks(&words, chunks, k, filter)
+            let ranked = inner
+                .documents
+                .search(&words, k, inner.bm25.documents(), filter)?;
+            // Each ranked document's best chunk: the chunk query among their chunks alone
+            // (the filter passed them already), however many other chunks match.
+            let query = match &text {
+                Some(text) => inner.text_query(text),
+                None => inner.terms_query(&terms),
+            };
+            let chunks = match query {
+                Some(query) if !ranked.is_empty() => {
+                    let within = inner.within_documents(query, ranked.iter().map(|(d, _)| d));
+                    inner.run_query(within, k.saturating_mul(DOCUMENT_OVERFETCH), None)?
+                }
+                _ => Vec::new(),
+            };
+            inner.best_chunks(ranked, chunks)
         })
         .await
     }
@@ -60,15 +70,10 @@ impl Inner {
         k: usize,
         filter: Option<&MetadataFilter>,
     ) -> PortResult<Vec<ScoredChunk>> {
-        let terms = self.fields.query_terms(&self.analyzer, query);
-        if terms.is_empty() {
-            return Ok(Vec::new());
+        match self.text_query(query) {
+            Some(query) => self.run_query(query, k, filter),
+            None => Ok(Vec::new()),
         }
-        let clauses = terms
-            .into_iter()
-            .filter_map(|term| Some((Occur::Should, self.field_query(term)?)))
-            .collect();
-        self.run_query(Box::new(BooleanQuery::new(clauses)), k, filter)
     }
 
     /// A weighted query of index terms: each term searched in title and body, its BM25
@@ -79,6 +84,25 @@ impl Inner {
         k: usize,
         filter: Option<&MetadataFilter>,
     ) -> PortResult<Vec<ScoredChunk>> {
+        match self.terms_query(terms) {
+            Some(query) => self.run_query(query, k, filter),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The chunk query of analysed `text`; none when no term is left.
+    fn text_query(&self, text: &str) -> Option<Box<dyn Query>> {
+        let clauses: Vec<_> = self
+            .fields
+            .query_terms(&self.analyzer, text)
+            .into_iter()
+            .filter_map(|term| Some((Occur::Should, self.field_query(term)?)))
+            .collect();
+        (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
+    }
+
+    /// The chunk query of weighted index terms; none when no term is left.
+    fn terms_query(&self, terms: &[WeightedTerm]) -> Option<Box<dyn Query>> {
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
             .filter(|t| t.weight.is_finite() && t.weight > 0.0 && !t.term.is_empty())
@@ -91,10 +115,23 @@ impl Inner {
             })
             .flatten()
             .collect();
-        if clauses.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.run_query(Box::new(BooleanQuery::new(clauses)), k, filter)
+        (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
+    }
+
+    /// `query` among the chunks of `documents`, scored as `query` alone.
+    fn within_documents<'a>(
+        &self,
+        query: Box<dyn Query>,
+        documents: impl Iterator<Item = &'a DocumentId>,
+    ) -> Box<dyn Query> {
+        let ids = TermSetQuery::new(documents.map(|d| self.fields.document_term(d)));
+        Box::new(BooleanQuery::new(vec![
+            (Occur::Must, query),
+            (
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(ids), 0.0)),
+            ),
+        ]))
     }
 
     /// `term` scored by BM25, a title's by the title weight (none at weight 0).

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crag_core::{Chunk, ChunkId, DocumentId, MetadataFilter, ScoredChunk};
+use crag_core::{Chunk, ChunkId, DocumentId, ScoredChunk};
 use crag_ports::PortResult;
 use tantivy::{Score, TantivyDocument};
 
@@ -60,20 +60,14 @@ impl Inner {
         Ok(rows_of(stored.iter().chain(chunks)))
     }
 
-    /// The best `k` documents for `words`, each as its best chunk of the chunk ranking
-    /// `chunks` (or its first chunk when the ranking does not hold one), scored with the
-    /// document's score, among the documents `filter` passes. A document whose chunks are not
-    /// stored is left out.
+    /// The documents of a ranking, each as its best chunk of the chunk ranking `chunks` (or
+    /// its first chunk when that ranking does not hold one), scored with the document's
+    /// score. A document whose chunks are not stored is left out.
     pub(super) fn best_chunks(
         &self,
-        words: &[(String, Score)],
+        ranked: Vec<(DocumentId, Score)>,
         chunks: Vec<ScoredChunk>,
-        k: usize,
-        filter: Option<&MetadataFilter>,
     ) -> PortResult<Vec<ScoredChunk>> {
-        let ranked = self
-            .documents
-            .search(words, k, self.bm25.documents(), filter)?;
         let mut best: HashMap<DocumentId, Chunk> = HashMap::new();
         for hit in chunks {
             best.entry(hit.chunk.document_id.clone())
