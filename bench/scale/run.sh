@@ -16,7 +16,8 @@
 #   e.g. bash bench/scale/run.sh target/quick-release/crag /work/scale/run \
 #          /work/scale/corpus-1m.jsonl ../shared/data/scifact 10000 100000 1000000
 #
-# SAMPLE (default 2000) sets the real sample; ANN_MIN_ROWS (default 1000) the rows from which
+# REUSE_DATA=1 keeps a size's index from an earlier run (queries only, e.g. after a change of
+# the query path). SAMPLE (default 2000) sets the real sample; ANN_MIN_ROWS (default 1000) the rows from which
 # the ingest builds the ANN index, so every size has one to measure (the default
 # configuration still scans its in-memory copy up to [vector_index] memory_scan_rows).
 # Writes WORK_DIR/n<N>/{ingest.log,hybrid.json,crag.json,summary.json,...}; plot.py draws them.
@@ -37,11 +38,15 @@ for n in "${sizes[@]}"; do
   fi
   python3 "$root/bench/scale/judged.py" "$out/dataset/corpus.jsonl" "$scifact" "$out/dataset"
   queries="$out/dataset/queries.jsonl"
-  echo "# $n documents: ingest into $data" >&2
-  rm -rf "$data"
-  CRAG_VECTOR_INDEX__ANN_MIN_ROWS=${ANN_MIN_ROWS:-1000} /usr/bin/time -v -o "$out/ingest.time" \
-    "$crag" --data-dir "$data" ingest "$out/dataset/corpus.jsonl" \
-    --synthetic-vectors "$sample" --json > "$out/ingest.json" 2> "$out/ingest.log"
+  if [ "${REUSE_DATA:-0}" = 1 ] && [ -s "$out/ingest.json" ] && [ -d "$data" ]; then
+    echo "# $n documents: reusing $data (REUSE_DATA=1)" >&2
+  else
+    echo "# $n documents: ingest into $data" >&2
+    rm -rf "$data"
+    CRAG_VECTOR_INDEX__ANN_MIN_ROWS=${ANN_MIN_ROWS:-1000} /usr/bin/time -v -o "$out/ingest.time" \
+      "$crag" --data-dir "$data" ingest "$out/dataset/corpus.jsonl" \
+      --synthetic-vectors "$sample" --json > "$out/ingest.json" 2> "$out/ingest.log"
+  fi
   for mode in hybrid crag; do
     flags=(--no-web --top-k 10 --json)
     [ "$mode" = hybrid ] && flags+=(--no-crag)

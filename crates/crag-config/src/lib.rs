@@ -394,6 +394,9 @@ pub struct VectorIndexSection {
     /// otherwise) is reloaded by the next search. `0`: every search goes to LanceDB. Same results
     /// as LanceDB's exact scan (cosine to float rounding, ties by chunk id).
     pub memory_scan_rows: usize,
+    /// Partitions of the ANN index a search visits (fewer: faster, lower recall); `0`: LanceDB's
+    /// adaptive choice. Acts at query time.
+    pub nprobes: usize,
 }
 
 /// Default `vector_index.ann_min_rows`: below this many chunks an exact scan is fast enough.
@@ -406,6 +409,9 @@ pub const MIN_ANN_ROWS: usize = 256;
 /// Default `vector_index.memory_scan_rows`: 100k MiniLM vectors are about 150 MiB, and from
 /// `ann_min_rows` (the same 100k by default) the ANN index takes over.
 pub const DEFAULT_MEMORY_SCAN_ROWS: usize = 100_000;
+
+/// Default `vector_index.nprobes`: LanceDB's adaptive choice.
+pub const DEFAULT_NPROBES: usize = 0;
 
 /// Default `vector_index.metadata_cache_mib`.
 pub const DEFAULT_METADATA_CACHE_MIB: usize = 16;
@@ -421,6 +427,7 @@ impl Default for VectorIndexSection {
             metadata_cache_mib: DEFAULT_METADATA_CACHE_MIB,
             index_cache_mib: DEFAULT_INDEX_CACHE_MIB,
             memory_scan_rows: DEFAULT_MEMORY_SCAN_ROWS,
+            nprobes: DEFAULT_NPROBES,
         }
     }
 }

@@ -391,7 +391,10 @@ fn the_ann_index_policy_is_configured_and_checked() {
         error_chain(&err).contains("vector_index.index_cache_mib must be at least 1"),
         "{err:#}"
     );
-    let err = Config::parse("[vector_index]\nnprobes = 10\n").unwrap_err();
+    assert_eq!(Config::default().vector_index.nprobes, DEFAULT_NPROBES);
+    let c = Config::parse("[vector_index]\nnprobes = 10\n").unwrap();
+    assert_eq!(c.vector_index.nprobes, 10);
+    let err = Config::parse("[vector_index]\nnprobes = -1\n").unwrap_err();
     assert!(error_chain(&err).contains("nprobes"), "{err:#}");
 }
 

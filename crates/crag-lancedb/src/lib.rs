@@ -120,6 +120,8 @@ pub struct LanceVectorIndex {
     prune: Arc<PruneClock>,
     /// Most rows copied into memory for exact scans (0: none).
     memory_scan_rows: usize,
+    /// Partitions of the ANN index a search visits (0: LanceDB's adaptive choice).
+    nprobes: usize,
     flat: Arc<flat::FlatCache>,
     /// Writes made through this handle and its clones (see [`keys`]).
     writes: Arc<AtomicUsize>,
@@ -178,6 +180,7 @@ impl LanceVectorIndex {
             budget,
             prune: Arc::default(),
             memory_scan_rows: DEFAULT_MEMORY_SCAN_ROWS,
+            nprobes: 0,
             flat: Arc::default(),
             writes: Arc::default(),
         })
@@ -188,6 +191,13 @@ impl LanceVectorIndex {
     /// [`DEFAULT_MEMORY_SCAN_ROWS`]; 0: never). The copy costs rows x dimension x 4 bytes.
     pub fn with_memory_scan(mut self, rows: usize) -> Self {
         self.memory_scan_rows = rows;
+        self
+    }
+
+    /// Sets how many partitions of the ANN index a search visits (0, the default: LanceDB's
+    /// adaptive choice): fewer is faster and finds fewer of the true nearest.
+    pub fn with_nprobes(mut self, nprobes: usize) -> Self {
+        self.nprobes = nprobes;
         self
     }
 

@@ -103,9 +103,18 @@ impl LanceVectorIndex {
             AnnPolicy::Off => query.bypass_vector_index(),
             // The index's distances are approximate (quantised vectors): re-score its
             // candidates with the stored vectors. Ignored when there is no index.
-            AnnPolicy::FromRows(_) => query
-                .refine_factor(1)
-                .ef(limit.saturating_mul(2).max(MIN_EF)),
+            AnnPolicy::FromRows(_) => {
+                let query = query
+                    .refine_factor(1)
+                    .ef(limit.saturating_mul(2).max(MIN_EF));
+                if self.nprobes == 0 {
+                    query
+                } else {
+                    query
+                        .nprobes(self.nprobes)
+                        .map_err(map_lance_error("invalid vector query"))?
+                }
+            }
         };
         let stream = query
             .execute()

@@ -504,6 +504,14 @@ async fn ann_index_is_built_at_the_threshold_and_keeps_exact_scores() {
             .count();
     }
     assert!(same_top10 >= 190, "recall@10 {same_top10}/200");
+    // A chosen number of partitions (here the index's only one) searches the same way.
+    let probed = index.clone().with_nprobes(1);
+    let hits = probed
+        .nearest(&more[7].vector, 10)
+        .await
+        .expect("nprobes search");
+    assert_eq!(hits.len(), 10);
+    assert_eq!(hits[0].chunk, more[7].chunk, "a vector finds itself first");
 
     // Later rows are scanned until optimize adds them to the index.
     let late = random_records(20, 500);

@@ -166,7 +166,8 @@ pub async fn open_indexes_sharing(
     )
     .await?
     .with_ann(ann_policy(&config.vector_index))
-    .with_memory_scan(config.vector_index.memory_scan_rows);
+    .with_memory_scan(config.vector_index.memory_scan_rows)
+    .with_nprobes(config.vector_index.nprobes);
     if let Err(error) = vectors.warm().await {
         tracing::warn!(%error, "vectors not copied into memory at start; the first search will try");
     }
