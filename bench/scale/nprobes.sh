@@ -3,7 +3,7 @@
 # an index bench/scale/run.sh built: for each value, the vector leg through the index
 # (`crag eval --stages vector`, no in-memory scan) compared with run.sh's exact scan of the
 # same queries (WORK_DIR/n<N>/runs-exact), recall@10 and p50 / p99 printed and written to
-# WORK_DIR/n<N>/nprobes.json. `0` is LanceDB's adaptive choice.
+# WORK_DIR/n<N>/nprobes.json (nprobes.py). `0` is LanceDB's adaptive choice.
 #
 #   bash bench/scale/nprobes.sh CRAG_BINARY WORK_DIR N [NPROBES...]
 #   e.g. bash bench/scale/nprobes.sh target/quick-release/crag /work/scale/run 100000 0 2 4 8 16
@@ -21,33 +21,4 @@ for p in "${probes[@]}"; do
     --stages vector --clients 0 --runs "$out/runs-nprobes-$p" --json "$out/vector-nprobes-$p.json" \
     > "$out/vector-nprobes-$p.txt" 2> "$out/vector-nprobes-$p.log"
 done
-python3 - "$out" "${probes[@]}" <<'PY'
-import json, os, sys
-
-out, probes = sys.argv[1], sys.argv[2:]
-
-
-def top10(path):
-    runs = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            q, _, doc, rank, *_ = line.split()
-            if int(rank) <= 10:
-                runs.setdefault(q, set()).add(doc)
-    return runs
-
-
-exact = top10(os.path.join(out, "runs-exact", "vector.run"))
-rows = []
-for p in probes:
-    approx = top10(os.path.join(out, f"runs-nprobes-{p}", "vector.run"))
-    recall = [len(approx.get(q, set()) & docs) / len(docs) for q, docs in exact.items() if docs]
-    with open(os.path.join(out, f"vector-nprobes-{p}.json"), encoding="utf-8") as f:
-        latency = json.load(f)["stages"][0]["latencyMs"]
-    rows.append({"nprobes": int(p), "recallAt10": sum(recall) / len(recall),
-                 "p50": latency["p50"], "p99": latency["p99"]})
-    print(f"nprobes {p:>3}: recall@10 {rows[-1]['recallAt10']:.4f}, "
-          f"vector p50 / p99 {latency['p50']:.2f} / {latency['p99']:.2f} ms")
-with open(os.path.join(out, "nprobes.json"), "w", encoding="utf-8") as f:
-    json.dump(rows, f, indent=1)
-PY
+python3 "$(dirname "$0")/nprobes.py" "$out" "${probes[@]}"
