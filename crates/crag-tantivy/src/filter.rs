@@ -69,11 +69,16 @@ pub(crate) fn restrict(
 ) -> Box<dyn Query> {
     match filter {
         None => scoring,
-        Some(filter) => Box::new(BooleanQuery::new(vec![
-            (Occur::Must, scoring),
-            (Occur::Must, query(field, filter)),
-        ])),
+        Some(filter) => within(scoring, clause(field, filter)),
     }
+}
+
+/// `scoring` among the documents `allowed` matches, scored as `scoring` alone.
+pub(crate) fn within(scoring: Box<dyn Query>, allowed: Box<dyn Query>) -> Box<dyn Query> {
+    Box::new(BooleanQuery::new(vec![
+        (Occur::Must, scoring),
+        (Occur::Must, Box::new(ConstScoreQuery::new(allowed, 0.0))),
+    ]))
 }
 
 fn json_term(field: Field, path: &str) -> Term {

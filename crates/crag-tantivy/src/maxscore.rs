@@ -333,9 +333,7 @@ mod tests {
                 Term::from_field_text(text, "gene"),
                 tantivy::schema::IndexRecordOption::Basic,
             );
-            let filter: Box<dyn Query> =
-                Box::new(tantivy::query::ConstScoreQuery::new(Box::new(filter), 0.0));
-            BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, filter)])
+            crate::filter::within(query, Box::new(filter))
         };
         let clauses = terms
             .iter()

@@ -3,7 +3,7 @@
 
 use crag_core::{DocumentId, MetadataFilter, ScoredChunk, WeightedTerm};
 use crag_ports::{ErrorKind, KeywordQuery, PortError, PortResult, DOCUMENT_OVERFETCH};
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermSetQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermSetQuery};
 use tantivy::{TantivyDocument, Term};
 
 use super::{Inner, TantivyKeywordIndex};
@@ -125,13 +125,7 @@ impl Inner {
         documents: impl Iterator<Item = &'a DocumentId>,
     ) -> Box<dyn Query> {
         let ids = TermSetQuery::new(documents.map(|d| self.fields.document_term(d)));
-        Box::new(BooleanQuery::new(vec![
-            (Occur::Must, query),
-            (
-                Occur::Must,
-                Box::new(ConstScoreQuery::new(Box::new(ids), 0.0)),
-            ),
-        ]))
+        filter::within(query, Box::new(ids))
     }
 
     /// `term` scored by BM25, a title's by the title weight (none at weight 0).
