@@ -269,6 +269,7 @@ async fn ambiguous_drops_documents_below_the_filter_threshold_and_expands() {
         None,
         CragConfig {
             expansion: ExpansionStrategy::Synonyms,
+            expansion_enabled: true,
             ..CragConfig::default()
         },
     )
@@ -835,6 +836,7 @@ async fn metrics_count_decisions_and_corrections() {
 async fn custom_synonyms_drive_expansion() {
     let mut parts = CragComponents::heuristic(CragConfig {
         expansion: ExpansionStrategy::Synonyms,
+        expansion_enabled: true,
         ..CragConfig::default()
     })
     .unwrap();
@@ -1144,6 +1146,7 @@ async fn unjudged_documents_are_kept_but_do_not_count_as_good() {
 /// that documents of one line each move the retrieval.
 fn feedback_config() -> CragConfig {
     let mut c = CragConfig::default();
+    c.expansion_enabled = true;
     c.prf.original_weight = 0.2;
     c.prf.feedback_docs = 2;
     c
@@ -1383,6 +1386,7 @@ async fn results_a_correction_pushes_out_of_the_judged_head_move_below_it() {
         judge_depth: 3,
         ambiguous_filter_enabled: false,
         expansion: ExpansionStrategy::Synonyms,
+        expansion_enabled: true,
         ..CragConfig::default()
     })
     .unwrap();

@@ -52,6 +52,7 @@ mod tests {
     fn ambiguous_filters_expands_then_searches_the_web_then_refines() {
         let c = CragConfig {
             ambiguous_filter_enabled: true,
+            expansion_enabled: true,
             ..CragConfig::default()
         };
         assert_eq!(
@@ -61,6 +62,14 @@ mod tests {
         assert_eq!(
             names(Verdict::Ambiguous, &c, NO_WEB),
             ["filter", "expand", "refine"]
+        );
+    }
+
+    #[test]
+    fn ambiguous_does_not_expand_by_default() {
+        assert_eq!(
+            names(Verdict::Ambiguous, &CragConfig::default(), NO_WEB),
+            ["filter", "refine"]
         );
     }
 

@@ -84,6 +84,7 @@ mod tests {
     fn config(max_retries: usize) -> CragConfig {
         CragConfig {
             max_retries,
+            expansion_enabled: true,
             ..CragConfig::default()
         }
     }
