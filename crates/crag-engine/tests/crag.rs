@@ -1145,8 +1145,10 @@ async fn unjudged_documents_are_kept_but_do_not_count_as_good() {
 /// Feedback with most of the weight on the feedback terms and two feedback documents, so
 /// that documents of one line each move the retrieval.
 fn feedback_config() -> CragConfig {
-    let mut c = CragConfig::default();
-    c.expansion_enabled = true;
+    let mut c = CragConfig {
+        expansion_enabled: true,
+        ..CragConfig::default()
+    };
     c.prf.original_weight = 0.2;
     c.prf.feedback_docs = 2;
     c
