@@ -40,6 +40,10 @@ impl LanceVectorIndex {
         Ok(Some(AnnIndex {
             indexed_rows: stats.as_ref().map_or(0, |s| s.num_indexed_rows),
             unindexed_rows: stats.as_ref().map_or(0, |s| s.num_unindexed_rows),
+            segments: stats
+                .as_ref()
+                .and_then(|s| s.num_indices)
+                .map_or(1, |n| n as usize),
             name,
         }))
     }

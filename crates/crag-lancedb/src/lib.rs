@@ -34,7 +34,7 @@ use lancedb::Table;
 
 use crate::error::map_lance_error;
 pub use crate::flat::DEFAULT_MEMORY_SCAN_ROWS;
-pub use crate::keys::WRITES_PER_UPKEEP;
+pub use crate::keys::{KEY_INDEX_SEGMENTS, WRITES_PER_UPKEEP};
 pub use crate::keyword::{LanceKeywordIndex, BACKGROUND_TIDY_ROWS, DEFAULT_TITLE_WEIGHT};
 pub use crate::records::{read_record, record_once, RECORDS_TABLE};
 use crate::schema::ChunkSchema;
@@ -87,6 +87,8 @@ pub struct AnnIndex {
     pub indexed_rows: usize,
     /// Rows written since, scanned exactly until [`VectorIndex::optimize`] adds them.
     pub unindexed_rows: usize,
+    /// Segments (delta indexes) the index is stored in; a search consults each.
+    pub segments: usize,
 }
 
 /// How a [`LanceVectorIndex`]'s table is stored, as [`LanceVectorIndex::layout`] reads it.

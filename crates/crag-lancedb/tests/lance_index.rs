@@ -407,6 +407,49 @@ async fn a_long_run_of_writes_is_compacted_and_upserts_through_the_chunk_id_inde
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_chunk_id_index_segments_are_merged_so_that_compaction_joins_their_fragments() {
+    let dir = TempDir::new().expect("temp dir");
+    // No in-memory copy: stored vectors are read by chunk id through the index.
+    let index = open(&dir).await.with_memory_scan(0);
+    let upkeeps = crag_lancedb::KEY_INDEX_SEGMENTS + 2;
+    let records = random_records(upkeeps * crag_lancedb::WRITES_PER_UPKEEP, 0);
+    let mut most_segments = 0;
+    for (i, record) in records.iter().enumerate() {
+        index
+            .upsert(std::slice::from_ref(record))
+            .await
+            .expect("upsert");
+        if (i + 1) % crag_lancedb::WRITES_PER_UPKEEP == 0 {
+            let segments = index.key_index_segments().await.expect("stats");
+            most_segments = most_segments.max(segments.expect("a chunk id index"));
+        }
+    }
+    // Each upkeep adds a segment until one more would pass the most; then they are merged.
+    assert_eq!(most_segments, crag_lancedb::KEY_INDEX_SEGMENTS);
+    assert!(
+        index.key_index_segments().await.expect("stats") < Some(crag_lancedb::KEY_INDEX_SEGMENTS),
+        "merged at the upkeep that would have passed the most"
+    );
+    // Without the merge every upkeep's fragment stays apart (compaction only joins fragments
+    // covered by the same segments): one per upkeep.
+    let layout = index.layout().await.expect("layout");
+    assert!(
+        layout.fragments < upkeeps / 2,
+        "fragments of merged segments joined: {layout:?}"
+    );
+    assert_eq!(index.count().await.expect("count"), records.len());
+    let mut ids = stored_ids(&index).await;
+    ids.dedup();
+    assert_eq!(ids.len(), records.len(), "every chunk once");
+    let read = index
+        .vectors(&[records[5].chunk.id.clone(), records[300].chunk.id.clone()])
+        .await
+        .expect("vectors");
+    assert_eq!(read.len(), 2, "chunks found by id through the merged index");
+    assert_eq!(read[0].1, records[5].vector);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn optimize_applies_deletions_of_a_tenth_of_the_rows() {
     let dir = TempDir::new().expect("temp dir");
     let index = open(&dir).await;
