@@ -239,31 +239,45 @@ impl Engine {
         filter: &ChunkFilter,
         fusion: Option<Fusion>,
     ) -> Result<Retrieval> {
+        self.retrieve_at_depth(query, top_k, None, filter, fusion)
+            .await
+    }
+
+    /// Like [`Engine::retrieve_fused`] with each leg `leg_depth` deep (at least `top_k`)
+    /// instead of the configured `leg_depth` when it is given.
+    pub(crate) async fn retrieve_at_depth(
+        &self,
+        query: &Query,
+        top_k: TopK,
+        leg_depth: Option<usize>,
+        filter: &ChunkFilter,
+        fusion: Option<Fusion>,
+    ) -> Result<Retrieval> {
         let text = query.as_str();
         self.retrieve_legs(
             KeywordInput::Text(text),
             VectorInput::Text(text),
-            top_k,
+            (top_k, leg_depth),
             filter,
             fusion,
         )
         .await
     }
 
-    /// Like [`Engine::retrieve_with`] with an expanded query: weighted index terms for the
+    /// Like [`Engine::retrieve_at_depth`] with an expanded query: weighted index terms for the
     /// keyword leg and a ready vector for the vector leg (no embedding call).
     pub(crate) async fn retrieve_expanded(
         &self,
         terms: &[WeightedTerm],
         vector: &[f32],
-        top_k: TopK,
+        (top_k, leg_depth): (TopK, Option<usize>),
         filter: &ChunkFilter,
         fusion: Option<Fusion>,
     ) -> Result<Retrieval> {
         self.retrieve_legs(
             KeywordInput::Terms(terms),
             VectorInput::Vector(vector),
-            top_k,
+            (top_k, leg_depth),
             filter,
             fusion,
         )

@@ -130,7 +130,7 @@ impl Engine {
             .retrieve_legs(
                 KeywordInput::Terms(&weighted),
                 VectorInput::Text(query.as_str()),
-                top_k,
+                (top_k, None),
                 filter,
                 fusion,
             )

@@ -441,6 +441,37 @@ async fn incorrect_fuses_a_rewrite_that_judges_better_with_the_original() {
 }
 
 #[tokio::test]
+async fn a_rewrite_retrieves_each_leg_to_the_further_depth_only() {
+    let vectors = Arc::new(InMemoryVectorIndex::new(64));
+    let engine = engine_over(DOCS, vectors.clone()).await;
+    let config = CragConfig {
+        further_leg_depth: 7,
+        ..CragConfig::default()
+    };
+    let mut parts = CragComponents::heuristic(config).unwrap();
+    parts.evaluator = scripted(Verdict::Incorrect, vec![0.05; 4]);
+    let e = engine.with_crag(parts).unwrap();
+    let o = e
+        .query(&request("What do we know about Rust ownership?", 3))
+        .await
+        .unwrap();
+    assert!(
+        o.corrections.iter().any(|c| c.queries.len() == 1),
+        "a rewrite ran: {:?}",
+        o.corrections
+    );
+    // The first retrieval asks `leg_depth` (100) per leg, the rewrite's 7: both in the same
+    // unit (chunks per document wanted when documents are ranked).
+    let asked = vectors.asked();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(
+        asked[0] * 7,
+        asked[1] * EngineConfig::default().leg_depth,
+        "{asked:?}"
+    );
+}
+
+#[tokio::test]
 async fn incorrect_uses_the_language_model_to_rewrite_when_configured() {
     let web = Arc::new(StaticWebSearch::new(web_results()));
     let llm = Arc::new(ScriptedLanguageModel::new([Ok(

@@ -187,6 +187,8 @@ pub struct InMemoryVectorIndex {
     optimizations: AtomicUsize,
     fail_optimize: AtomicBool,
     fail_vector_reads: AtomicBool,
+    /// The `k` of every search, in order.
+    asked: Mutex<Vec<usize>>,
 }
 
 impl InMemoryVectorIndex {
@@ -198,7 +200,13 @@ impl InMemoryVectorIndex {
             optimizations: AtomicUsize::new(0),
             fail_optimize: AtomicBool::new(false),
             fail_vector_reads: AtomicBool::new(false),
+            asked: Mutex::default(),
         }
+    }
+
+    /// The number of neighbours each search asked for, in order.
+    pub fn asked(&self) -> Vec<usize> {
+        lock(&self.asked).clone()
     }
 
     /// Makes later [`VectorIndex::vectors`] calls fail (`true`) or succeed; searches still
@@ -257,6 +265,7 @@ impl VectorIndex for InMemoryVectorIndex {
     }
 
     async fn nearest(&self, vector: &[f32], k: usize) -> PortResult<Vec<ScoredChunk>> {
+        lock(&self.asked).push(k);
         if vector.len() != self.dimension {
             return Err(PortError::invalid_input(format!(
                 "query vector has dimension {}, expected {}",

@@ -82,6 +82,10 @@ pub struct CragConfig {
     /// Weight of an expanded or rewritten retrieval in the RRF with the current list (which weighs
     /// 1), 0..=1.
     pub further_retrieval_weight: f32,
+    /// Depth of each leg in an expanded or rewritten retrieval, counted like
+    /// `retrieval.leg_depth` (at least `judge_depth`): its list is cut to the judged head and
+    /// fused by rank with the current list, so it needs fewer candidates than the first.
+    pub further_leg_depth: usize,
     /// Judge an expanded or rewritten list again and keep it only if it scores higher.
     pub reevaluate_corrections: bool,
     /// Incorrect verdict: rewrite the query (LLM or keywords), retrieve it, fuse.
@@ -141,6 +145,7 @@ impl Default for CragConfig {
             expansion: ExpansionStrategy::Prf,
             prf: PrfConfig::default(),
             further_retrieval_weight: 1.0,
+            further_leg_depth: 30,
             reevaluate_corrections: true,
             rewrite_enabled: true,
             max_retries: 0,
@@ -193,6 +198,9 @@ impl CragConfig {
         }
         if !(0.0..=1.0).contains(&self.further_retrieval_weight) {
             return bad("further_retrieval_weight", "must be within [0, 1]");
+        }
+        if self.further_leg_depth == 0 || self.further_leg_depth > 10_000 {
+            return bad("further_leg_depth", "must be within 1..=10000");
         }
         if self.max_retries > 2 {
             return bad("max_retries", "must be within 0..=2");
@@ -265,6 +273,14 @@ mod tests {
         };
         let msg = c.validate().unwrap_err().to_string();
         assert!(msg.contains("ambiguous_filter_threshold"), "{msg}");
+        for depth in [0, 10_001] {
+            let c = CragConfig {
+                further_leg_depth: depth,
+                ..CragConfig::default()
+            };
+            let msg = c.validate().unwrap_err().to_string();
+            assert!(msg.contains("further_leg_depth"), "{msg}");
+        }
     }
 
     #[test]

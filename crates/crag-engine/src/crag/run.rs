@@ -381,13 +381,15 @@ impl<'a> QueryState<'a> {
         }
     }
 
-    /// Retrieves again with `query` (the judged depth and the request's filter).
+    /// Retrieves again with `query` (the judged depth, each leg `further_leg_depth` deep, the
+    /// request's filter).
     pub(crate) async fn retrieve_again(&mut self, query: &Query) -> Result<Retrieval> {
         let r = self
             .engine
-            .retrieve_fused(
+            .retrieve_at_depth(
                 query,
                 self.head_k,
+                Some(self.runtime.config().further_leg_depth),
                 &self.request.filter,
                 self.request.fusion,
             )

@@ -36,7 +36,7 @@ impl Engine {
         &self,
         keyword_input: KeywordInput<'_>,
         vector_input: VectorInput<'_>,
-        top_k: TopK,
+        (top_k, leg_depth): (TopK, Option<usize>),
         filter: &ChunkFilter,
         fusion: Option<Fusion>,
     ) -> Result<Retrieval> {
@@ -45,7 +45,7 @@ impl Engine {
         if let Some(metadata) = &filter.metadata {
             self.check_metadata_filter(metadata).await?;
         }
-        let mut depth = self.config.leg_depth.max(top_k.get());
+        let mut depth = leg_depth.unwrap_or(self.config.leg_depth).max(top_k.get());
         // The metadata filter is applied inside both searches; the rest on their candidates.
         if filter.filters_candidates() {
             depth = depth.saturating_mul(FILTER_OVERFETCH);
