@@ -257,7 +257,8 @@ impl Engine {
         self.retrieve_legs(
             KeywordInput::Text(text),
             VectorInput::Text(text),
-            (top_k, leg_depth),
+            top_k,
+            leg_depth,
             filter,
             fusion,
         )
@@ -270,14 +271,16 @@ impl Engine {
         &self,
         terms: &[WeightedTerm],
         vector: &[f32],
-        (top_k, leg_depth): (TopK, Option<usize>),
+        top_k: TopK,
+        leg_depth: Option<usize>,
         filter: &ChunkFilter,
         fusion: Option<Fusion>,
     ) -> Result<Retrieval> {
         self.retrieve_legs(
             KeywordInput::Terms(terms),
             VectorInput::Vector(vector),
-            (top_k, leg_depth),
+            top_k,
+            leg_depth,
             filter,
             fusion,
         )

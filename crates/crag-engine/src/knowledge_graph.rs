@@ -130,7 +130,8 @@ impl Engine {
             .retrieve_legs(
                 KeywordInput::Terms(&weighted),
                 VectorInput::Text(query.as_str()),
-                (top_k, None),
+                top_k,
+                None,
                 filter,
                 fusion,
             )

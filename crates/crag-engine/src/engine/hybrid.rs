@@ -32,11 +32,14 @@ enum VectorHits {
 }
 
 impl Engine {
+    /// Both legs, each `leg_depth` deep (the configured `leg_depth` when `None`, at least
+    /// `top_k`), fused into the best `top_k`.
     pub(crate) async fn retrieve_legs(
         &self,
         keyword_input: KeywordInput<'_>,
         vector_input: VectorInput<'_>,
-        (top_k, leg_depth): (TopK, Option<usize>),
+        top_k: TopK,
+        leg_depth: Option<usize>,
         filter: &ChunkFilter,
         fusion: Option<Fusion>,
     ) -> Result<Retrieval> {

@@ -181,7 +181,8 @@ async fn feedback(run: &mut QueryState<'_>, current: &[Artifact]) -> Result<Opti
         .retrieve_expanded(
             &terms,
             &vector,
-            (run.head_k, Some(run.runtime.config().further_leg_depth)),
+            run.head_k,
+            Some(run.runtime.config().further_leg_depth),
             &run.request.filter,
             run.request.fusion,
         )
