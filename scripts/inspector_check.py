@@ -18,7 +18,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-QUERY = "does aspirin prevent heart attacks"
+QUERY = "does aspirin help people with high blood pressure"
 TOP_K = 5
 
 

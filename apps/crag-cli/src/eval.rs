@@ -30,7 +30,8 @@ pub struct EvalArgs {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Write each stage's ranking as a TREC run file (`<stage>.run`) into this directory, for
-    /// trec_eval or offline analysis.
+    /// trec_eval or offline analysis, and each query's judgement of the hybrid+crag stage
+    /// (`judgements.jsonl`).
     #[arg(long)]
     runs: Option<PathBuf>,
     /// Run only these stages (comma-separated: bm25, vector, hybrid, hybrid+rerank,

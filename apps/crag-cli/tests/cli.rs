@@ -223,9 +223,10 @@ fn corrective_rag_judges_and_falls_back_to_a_local_searxng() {
     );
     assert!(results[web..].iter().all(|r| r["origin"] == "index"), "{q}");
     let criteria = q["crag"]["criteria"].as_array().expect("criteria");
-    // Seed 000's four criteria and the legs' agreement.
-    assert_eq!(criteria.len(), 5, "{q}");
+    // Seed 000's four criteria, the legs' agreement and the best document.
+    assert_eq!(criteria.len(), 6, "{q}");
     assert_eq!(criteria[4]["name"], "leg_agreement", "{q}");
+    assert_eq!(criteria[5]["name"], "best_document", "{q}");
     assert_eq!(seen.lock().expect("lock").len(), 1);
 
     // On-topic: not judged incorrect, no web search, local results.

@@ -247,7 +247,8 @@ async fn measure_stage(
     Ok((report, runs))
 }
 
-/// Writes one stage's rankings as a TREC run (`qid Q0 docid rank score tag`).
+/// Writes one stage's rankings as a TREC run (`qid Q0 docid rank score tag`), and for the
+/// Corrective RAG stage each query's judgement ([`crate::judgements`]).
 fn write_run(dir: &Path, stage: Stage, collection: &Collection, runs: &[QueryRun]) -> Result<()> {
     use std::fmt::Write as _;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -259,7 +260,11 @@ fn write_run(dir: &Path, stage: Stage, collection: &Collection, runs: &[QueryRun
         }
     }
     let path = dir.join(format!("{}.run", stage.name()));
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    if stage == Stage::Crag {
+        crate::judgements::write(dir, &collection.queries, runs.iter().map(|r| &r.outcome))?;
+    }
+    Ok(())
 }
 
 /// Runs one query through one stage; returns the ranked corpus ids (first occurrence of each

@@ -17,6 +17,7 @@ pub mod code_context;
 pub mod collection;
 mod error;
 pub mod harness;
+pub mod judgements;
 pub mod metrics;
 pub mod report;
 pub mod seed;

@@ -1,5 +1,6 @@
 //! The LLM-free heuristic evaluator: keyword overlap, semantic coherence, length adequacy and
-//! source diversity, plus the retrieval legs' agreement, combined in a weighted mean.
+//! source diversity, plus the retrieval legs' agreement and the best document's own score,
+//! combined in a weighted mean.
 
 use std::collections::HashSet;
 
@@ -31,6 +32,7 @@ pub(crate) const SEMANTIC_COHERENCE: &str = "semantic_coherence";
 pub(crate) const LENGTH_ADEQUACY: &str = "length_adequacy";
 pub(crate) const SOURCE_DIVERSITY: &str = "source_diversity";
 pub(crate) const LEG_AGREEMENT: &str = "leg_agreement";
+pub(crate) const BEST_DOCUMENT: &str = "best_document";
 
 /// Weights, thresholds and limits of the heuristic evaluator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -49,6 +51,9 @@ pub struct HeuristicConfig {
     pub leg_agreement_weight: f32,
     /// The rank-biased overlap's persistence `p` in (0, 1): how much deeper ranks count.
     pub agreement_persistence: f32,
+    /// Weight of the best document's own score (its keyword overlap and similarity, as in
+    /// the per-document scores): one document that answers makes a list worth keeping.
+    pub best_document_weight: f32,
     /// Scores above this are `Correct`.
     pub correct_threshold: f32,
     /// Scores above this (and not above `correct_threshold`) are `Ambiguous`, the rest
@@ -70,6 +75,7 @@ impl Default for HeuristicConfig {
             source_diversity_weight: 0.15,
             leg_agreement_weight: 1.0,
             agreement_persistence: 0.95,
+            best_document_weight: 0.5,
             correct_threshold: 0.75,
             ambiguous_threshold: 0.50,
             min_keywords: 2,
@@ -88,6 +94,7 @@ impl HeuristicConfig {
             ("length_adequacy_weight", self.length_adequacy_weight),
             ("source_diversity_weight", self.source_diversity_weight),
             ("leg_agreement_weight", self.leg_agreement_weight),
+            ("best_document_weight", self.best_document_weight),
         ];
         for (field, weight) in weights {
             if !weight.is_finite() || weight < 0.0 {
@@ -143,7 +150,7 @@ impl HeuristicConfig {
 
 /// Judges a result list with fast, LLM-free heuristics.
 ///
-/// The five criteria, each in [0, 1] and reported in [`Evaluation::criteria`]:
+/// The six criteria, each in [0, 1] and reported in [`Evaluation::criteria`]:
 ///
 /// - `keyword_overlap`: share of the query's keywords (see [`crate::keywords`]) found in at least
 ///   one document, matched on normalised whole words (a substring match would find `cat` in
@@ -164,6 +171,9 @@ impl HeuristicConfig {
 ///   collection the two legs tend to find the same few chunks first; when it is not, each
 ///   finds its own near misses. Label-free and on the same scale in every corpus. Left out
 ///   (weight 0) when a leg ranked none of the documents (web results, a failed leg).
+/// - `best_document`: the highest of the documents' own scores (below). Corrective RAG's
+///   rule (Yan et al., 2024): one document that answers makes a list correct, however weak
+///   the rest; a mean over the list cannot tell one answer among nine misses from ten misses.
 ///
 /// The aggregate is the weighted mean of the criteria, normalised by the weights' sum. Keyword
 /// overlap carries `keyword_overlap_weight * min(1, keywords / min_keywords)`: a query with
@@ -200,29 +210,16 @@ impl HeuristicEvaluator {
         let Assessment {
             criteria,
             score,
-            document_overlap,
-            ramped_similarity,
+            document_scores,
             issues,
-            terms,
+            ..
         } = self.assess(query, documents);
         let verdict = self.verdict(score);
-
-        let keyword_weight = criteria[0].weight;
-        let (wk, wc) = match (keyword_weight, self.config.semantic_coherence_weight) {
-            (k, c) if k + c > 0.0 => (k, c),
-            _ if terms == 0 => (0.0, 1.0),
-            _ => (1.0, 1.0),
-        };
-        let document_scores = document_overlap
-            .iter()
-            .zip(&ramped_similarity)
-            .map(|(&o, &r)| Some(unit((wk * o + wc * r) / (wk + wc))))
-            .collect();
 
         Evaluation {
             verdict,
             score,
-            document_scores,
+            document_scores: document_scores.into_iter().map(Some).collect(),
             document_reasons: Vec::new(),
             reasoning: reasoning(verdict, score, &criteria),
             criteria,
@@ -230,8 +227,8 @@ impl HeuristicEvaluator {
         }
     }
 
-    /// Computes the five criteria, the aggregate and each document's keyword overlap and
-    /// ramped similarity (the calibrated evaluator's features build on these).
+    /// Computes the six criteria, the aggregate and each document's keyword overlap and own
+    /// score (the calibrated evaluator's features build on these).
     pub(crate) fn assess(&self, query: &str, documents: &[EvalDocument]) -> Assessment {
         let config = &self.config;
         let mut issues = Vec::new();
@@ -290,6 +287,18 @@ impl HeuristicEvaluator {
         };
         let agreement = leg_agreement(documents, depth, config.agreement_persistence);
 
+        let (wk, wc) = match (keyword_weight, config.semantic_coherence_weight) {
+            (k, c) if k + c > 0.0 => (k, c),
+            _ if terms.is_empty() => (0.0, 1.0),
+            _ => (1.0, 1.0),
+        };
+        let document_scores: Vec<f32> = document_overlap
+            .iter()
+            .zip(&ramped_similarity)
+            .map(|(&o, &r)| unit((wk * o + wc * r) / (wk + wc)))
+            .collect();
+        let best = document_scores.iter().copied().fold(0.0, f32::max);
+
         let criteria = vec![
             criterion(KEYWORD_OVERLAP, keyword_overlap, keyword_weight),
             criterion(
@@ -300,6 +309,7 @@ impl HeuristicEvaluator {
             criterion(LENGTH_ADEQUACY, length, config.length_adequacy_weight),
             criterion(SOURCE_DIVERSITY, diversity, config.source_diversity_weight),
             criterion(LEG_AGREEMENT, agreement, agreement_weight),
+            criterion(BEST_DOCUMENT, best, config.best_document_weight),
         ];
         let weight_sum: f32 = criteria.iter().map(|c| c.weight).sum();
         let score = if weight_sum > 0.0 {
@@ -313,7 +323,7 @@ impl HeuristicEvaluator {
             score,
             terms: terms.len(),
             document_overlap,
-            ramped_similarity,
+            document_scores,
             issues,
         }
     }
@@ -332,8 +342,8 @@ impl HeuristicEvaluator {
 /// What the heuristic computes before its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Assessment {
-    /// The five criteria, in the order keyword overlap, semantic coherence, length adequacy,
-    /// source diversity, leg agreement, with their effective weights.
+    /// The six criteria, in the order keyword overlap, semantic coherence, length adequacy,
+    /// source diversity, leg agreement, best document, with their effective weights.
     pub(crate) criteria: Vec<CriterionScore>,
     /// The weighted mean of the criteria.
     pub(crate) score: f32,
@@ -341,8 +351,8 @@ pub(crate) struct Assessment {
     pub(crate) terms: usize,
     /// Share of the query keywords in each document.
     pub(crate) document_overlap: Vec<f32>,
-    /// Each document's similarity mapped onto [0, 1] by the floor-ceiling ramp.
-    pub(crate) ramped_similarity: Vec<f32>,
+    /// Each document's own score, from its keyword overlap and ramped similarity.
+    pub(crate) document_scores: Vec<f32>,
     /// Problems met (clamped similarities, few keywords).
     pub(crate) issues: Vec<String>,
 }

@@ -157,12 +157,13 @@ fn criteria_are_reported_with_weights() {
             SEMANTIC_COHERENCE,
             LENGTH_ADEQUACY,
             SOURCE_DIVERSITY,
-            LEG_AGREEMENT
+            LEG_AGREEMENT,
+            BEST_DOCUMENT
         ]
     );
     // No leg ranks on these documents: agreement is left out.
     let weights: Vec<_> = evaluation.criteria.iter().map(|c| c.weight).collect();
-    assert_eq!(weights, [0.30, 0.40, 0.15, 0.15, 0.0]);
+    assert_eq!(weights, [0.30, 0.40, 0.15, 0.15, 0.0, 0.5]);
     assert!(evaluation.reasoning.contains("Verdict"));
     assert!(evaluation.reasoning.contains("weakest length_adequacy"));
 }
@@ -174,6 +175,7 @@ fn score_is_the_normalised_weighted_mean() {
         semantic_coherence_weight: 4.0,
         length_adequacy_weight: 1.5,
         source_diversity_weight: 1.5,
+        best_document_weight: 5.0,
         ..HeuristicConfig::default()
     };
     let documents = [doc("a", "python async", 0.45), doc("b", "python", 0.45)];
@@ -281,6 +283,7 @@ fn validation_names_the_field() {
             length_adequacy_weight: 0.0,
             source_diversity_weight: 0.0,
             leg_agreement_weight: 0.0,
+            best_document_weight: 0.0,
             ..HeuristicConfig::default()
         }),
         "weights"
@@ -465,4 +468,33 @@ fn leg_agreement_counts_with_its_weight_only_when_ranks_are_known() {
         };
         assert!(HeuristicEvaluator::new(bad).is_err(), "{p}");
     }
+}
+
+#[test]
+fn best_document_is_the_highest_document_score() {
+    // One document that answers among four that do not: the best document's criterion is that
+    // document's own score, and it lifts the aggregate above a list of five misses.
+    let miss = |i: usize| doc(&format!("m{i}"), "gardening tools for spring", 0.25);
+    let answer = doc("a", "rust async runtimes schedule futures", 0.8);
+    let with_answer: Vec<_> = (0..4).map(miss).chain([answer]).collect();
+    let misses: Vec<_> = (0..5).map(miss).collect();
+    let judged = evaluator().evaluate("rust async runtimes", &with_answer);
+    let best = judged
+        .document_scores
+        .iter()
+        .flatten()
+        .copied()
+        .fold(0.0, f32::max);
+    assert!((criterion_score(&judged, BEST_DOCUMENT) - best).abs() < 1e-6);
+    assert!((best - judged.document_scores[4].unwrap()).abs() < 1e-6);
+    let without = HeuristicEvaluator::new(HeuristicConfig {
+        best_document_weight: 0.0,
+        ..HeuristicConfig::default()
+    })
+    .unwrap()
+    .evaluate("rust async runtimes", &with_answer);
+    assert!(judged.score > without.score, "{judged:?}\n{without:?}");
+    let none = evaluator().evaluate("rust async runtimes", &misses);
+    assert!(criterion_score(&none, BEST_DOCUMENT) < 0.2);
+    assert!(judged.score > none.score);
 }
