@@ -130,6 +130,13 @@ impl Engine {
         self.symbols.as_ref()
     }
 
+    /// Forgets the cached query embeddings, so the next query of each text is embedded again
+    /// (a benchmark that runs one query set through several stages measures each stage with
+    /// its embedding).
+    pub fn clear_query_cache(&self) {
+        self.query_vectors.clear();
+    }
+
     /// The engine's tunables.
     pub fn config(&self) -> &EngineConfig {
         &self.config

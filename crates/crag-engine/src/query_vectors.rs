@@ -1,7 +1,8 @@
 //! Embeddings of recent query texts, so a repeated query (a client retrying, the same
-//! question in another session, `crag eval` running several stages over one query set, CGRAG
-//! passes and corrections re-asking a text) skips the embedder: about 5.5 ms of MiniLM on
-//! two cores in a release build (docs/benchmarks.md), more under load.
+//! question in another session, CGRAG passes and corrections re-asking a text) skips the
+//! embedder: about 5.5 ms of MiniLM on two cores in a release build (docs/benchmarks.md),
+//! more under load. `crag eval` clears it before each stage's pass and throughput run, so
+//! every stage's latency includes embedding its queries.
 //!
 //! Bounded by entries (`moka`: TinyLFU admission, LRU eviction); one engine embeds with one
 //! model, so the text alone is the key. Ingestion never goes through it.
@@ -44,6 +45,13 @@ impl QueryVectors {
         }
         Ok(vector)
     }
+
+    /// Forgets every cached vector.
+    pub(crate) fn clear(&self) {
+        if let Some(cache) = &self.entries {
+            cache.invalidate_all();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -62,6 +70,10 @@ mod tests {
         assert_eq!(embedder.texts_embedded(), 1);
         cache.embed(&embedder, "Tides").await.unwrap();
         assert_eq!(embedder.texts_embedded(), 2, "the key is the exact text");
+        cache.clear();
+        let after = cache.embed(&embedder, "tides").await.unwrap();
+        assert_eq!(after, first);
+        assert_eq!(embedder.texts_embedded(), 3, "cleared: embedded again");
     }
 
     #[tokio::test]

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::error::{Context as _, EvalError, Result};
 use crag_app::{compose::EvaluatorKind, Config};
@@ -74,10 +74,6 @@ pub trait EvalProgress: Sync {
 pub struct QuietProgress;
 
 impl EvalProgress for QuietProgress {}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 /// Depth of the retrieval stages (Recall@100).
 pub const DEPTH: usize = 100;
@@ -203,7 +199,8 @@ fn stages_to_run(
         .collect()
 }
 
-/// Runs every judged query through `stage`, then its throughput run, and writes its TREC run
+/// Runs every judged query through `stage`, then its throughput run, each with an empty query
+/// cache (each pass embeds its queries, as a query arriving once is), and writes its TREC run
 /// file when asked: the stage's report and each query's run.
 async fn measure_stage(
     engine: &Engine,
@@ -217,15 +214,17 @@ async fn measure_stage(
     progress.stage(stage.name());
     let mut latencies = Vec::with_capacity(collection.queries.len());
     let mut runs = Vec::with_capacity(collection.queries.len());
+    engine.clear_query_cache();
     for (_, q) in &collection.queries {
         let t = Instant::now();
         let run = run_stage(engine, stage, q, crag_top_k, prefix).await?;
-        latencies.push(ms(t.elapsed()));
+        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
         runs.push(run);
         progress.advance();
     }
     let queries = &collection.queries;
     let qps = if options.clients > 0 {
+        engine.clear_query_cache();
         Some(throughput(engine, stage, queries, options.clients, crag_top_k, prefix).await?)
     } else {
         None
@@ -424,10 +423,8 @@ fn evaluator_report(
     let empty = Vec::new();
     let crag = per_query.get(&Stage::Crag).unwrap_or(&empty);
     let hybrid = per_query.get(&Stage::Hybrid).unwrap_or(&empty);
-    let mut scores = Vec::new();
-    let mut labels = Vec::new();
-    let mut baseline_scores = Vec::new();
-    let mut self_scores = Vec::new();
+    let (mut scores, mut labels) = (Vec::new(), Vec::new());
+    let (mut baseline_scores, mut self_scores) = (Vec::new(), Vec::new());
     let mut verdicts: BTreeMap<String, [usize; 2]> = BTreeMap::new();
     let (mut raised, mut lowered, mut unchanged) = (0, 0, 0);
     let mut outcomes = Vec::new();
