@@ -17,10 +17,6 @@
 #   CRAG_REPORT     an existing `crag eval --json` report: skip the crag run and use it
 #   PEER_OUT        where reports and logs go (default $HOME/.cache/crag/peer/<name>/run-<time>)
 #   CRAG_PEER_VENV  the peer's venv (see setup.sh)
-#   CRAG_RETRIEVAL__QUERY_CACHE_ENTRIES  crag's query-embedding cache; 0 (off) unless set: the
-#                   peers embed every query in every stage (`crag eval` clears the cache before
-#                   each stage's pass and throughput run since 2026-11-28; binaries before that
-#                   reused the vector stage's embeddings in the hybrid stages)
 #   PEER_FRESH_EMBEDDINGS  1: the peer embeds its corpus again (a cache under PEER_OUT) instead
 #                   of reusing its cached embeddings, so its ingest time is measured
 # Reports stay outside the repository: SciFact is CC BY-NC and none of its data is committed.
@@ -63,7 +59,7 @@ else
     if [[ -n "${CRAG_INDEX_DIR:-}" ]]; then cmd+=(--index-dir "$CRAG_INDEX_DIR"); fi
     echo "== crag: ${cmd[*]}" | tee "$OUT/crag.log" >&2
     machine "crag start"
-    CRAG_RETRIEVAL__QUERY_CACHE_ENTRIES="${CRAG_RETRIEVAL__QUERY_CACHE_ENTRIES:-0}" "${cmd[@]}" 2>&1 | tee -a "$OUT/crag.log" || die "crag eval failed, see $OUT/crag.log"
+    "${cmd[@]}" 2>&1 | tee -a "$OUT/crag.log" || die "crag eval failed, see $OUT/crag.log"
     machine "crag end"
 fi
 
