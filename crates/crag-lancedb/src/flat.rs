@@ -7,6 +7,8 @@
 //! neighbours with the same cosine scores. The copy also gives stored vectors back by id
 //! (pseudo-relevance feedback's Rocchio step) without a filtered LanceDB scan. The copy is keyed by the table's
 //! version: any write through this handle moves the version, and the next search reloads.
+//! Large copies are scanned twice ([`crate::codes`]): eight-bit codes of every row first, then
+//! the best estimates again in `f32`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
@@ -15,12 +17,20 @@ use crag_core::{ChunkId, DocumentId, ScoredId};
 use crag_ports::{PortError, PortResult};
 use lance_linalg::distance::dot::{dot_f32, Dot};
 
+use crate::codes::Codes;
 use crate::error::map_lance_error;
 use crate::{schema, score_of, LanceVectorIndex};
 
 /// Default most rows of a table copied into memory for exact scans: 100k MiniLM vectors are
-/// about 150 MiB. Larger tables are searched by LanceDB (and its ANN index from that size).
+/// about 150 MiB, and 37 MiB more of codes. Larger tables are searched by LanceDB (and its
+/// ANN index from that size).
 pub const DEFAULT_MEMORY_SCAN_ROWS: usize = 100_000;
+
+/// Rows scored again exactly per row asked for, after the scan of the codes.
+const RESCORED_PER_HIT: usize = 4;
+
+/// Rows scored again exactly beyond those, so that a small `k` still has a margin.
+const RESCORED_MARGIN: usize = 64;
 
 /// The vectors of one table version, as stored, in the order read.
 #[derive(Debug)]
@@ -35,6 +45,8 @@ pub(crate) struct Matrix {
     inverse_norms: Vec<f32>,
     /// Row of each chunk id.
     positions: HashMap<ChunkId, usize>,
+    /// The rows' eight-bit codes, scanned first.
+    codes: Codes,
 }
 
 /// The in-memory copy, when the table is small enough to hold.
@@ -185,6 +197,7 @@ impl Matrix {
             positions.insert(id.clone(), i);
             ids.push(id);
         }
+        let codes = Codes::new(&rows, dimension);
         Self {
             version,
             dimension,
@@ -193,6 +206,7 @@ impl Matrix {
             rows,
             inverse_norms,
             positions,
+            codes,
         }
     }
 
@@ -209,23 +223,67 @@ impl Matrix {
 
     /// The `k` rows of highest cosine with the unit `query` (among the rows of `within`'s
     /// documents when given), scored as LanceDB scores them (`1 - cosine_distance / 2`),
-    /// best first, equal scores by chunk id.
+    /// best first, equal scores by chunk id. A copy of more rows than a few times `k` is
+    /// scanned by its codes first and their best estimates scored again exactly.
     fn nearest(
         &self,
         query: &[f32],
         k: usize,
         within: Option<&HashSet<DocumentId>>,
     ) -> Vec<ScoredId> {
-        // One call over all rows: Lance's kernel for the widest SIMD the CPU has.
-        let mut dots = vec![0.0f32; self.ids.len()];
-        f32::dot_batch_into(query, &self.rows, self.dimension, &mut dots);
-        let mut scored: Vec<(f32, usize)> = dots
-            .iter()
-            .zip(&self.inverse_norms)
-            .enumerate()
-            .map(|(i, (dot, inverse))| (score_of(1.0 - dot * inverse), i))
-            .filter(|&(_, i)| within.is_none_or(|w| w.contains(&self.documents[i])))
-            .collect();
+        let rescored = k
+            .saturating_mul(RESCORED_PER_HIT)
+            .saturating_add(RESCORED_MARGIN);
+        let kept = |i: &usize| within.is_none_or(|w| w.contains(&self.documents[*i]));
+        let scored: Vec<(f32, usize)> = if self.ids.len() > rescored.saturating_mul(2) {
+            let mut estimates = Vec::with_capacity(self.ids.len());
+            self.codes.dots_into(query, &mut estimates);
+            let mut candidates: Vec<(f32, usize)> = estimates
+                .iter()
+                .zip(&self.inverse_norms)
+                .map(|(dot, inverse)| dot * inverse)
+                .enumerate()
+                .filter(|(i, _)| kept(i))
+                .map(|(i, cosine)| (cosine, i))
+                .collect();
+            if rescored < candidates.len() {
+                candidates.select_nth_unstable_by(rescored, |a, b| b.0.total_cmp(&a.0));
+                candidates.truncate(rescored);
+            }
+            candidates
+                .into_iter()
+                .map(|(_, i)| (self.exact_score(query, i), i))
+                .collect()
+        } else {
+            // One call over all rows: Lance's kernel for the widest SIMD the CPU has.
+            let mut dots = vec![0.0f32; self.ids.len()];
+            f32::dot_batch_into(query, &self.rows, self.dimension, &mut dots);
+            dots.iter()
+                .zip(&self.inverse_norms)
+                .enumerate()
+                .map(|(i, (dot, inverse))| (score_of(1.0 - dot * inverse), i))
+                .filter(|(_, i)| kept(i))
+                .collect()
+        };
+        self.best(scored, k)
+    }
+
+    /// Row `i`'s score for the unit `query`, as the scan of all rows scores it.
+    fn exact_score(&self, query: &[f32], i: usize) -> f32 {
+        let at = i * self.dimension;
+        // The batch kernel, as the scan of all rows: the same rounding, the same scores.
+        let mut dot = [0.0f32];
+        f32::dot_batch_into(
+            query,
+            &self.rows[at..at + self.dimension],
+            self.dimension,
+            &mut dot,
+        );
+        score_of(1.0 - dot[0] * self.inverse_norms[i])
+    }
+
+    /// The best `k` of `scored` rows as hits, best first, equal scores by chunk id.
+    fn best(&self, mut scored: Vec<(f32, usize)>, k: usize) -> Vec<ScoredId> {
         let order = |a: &(f32, usize), b: &(f32, usize)| {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.ids[a.1].cmp(&self.ids[b.1]))
@@ -282,6 +340,47 @@ mod tests {
                 (ask[2].clone(), vec![2.0, 0.0, 0.0]),
             ]
         );
+    }
+
+    #[test]
+    fn the_scan_of_codes_finds_what_the_exact_scan_finds() {
+        let (rows, dimension) = (3_000, 32);
+        let mut state = 3u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        };
+        // Rows around a few centres, as embeddings of related texts are.
+        let centres: Vec<Vec<f32>> = (0..8)
+            .map(|_| (0..dimension).map(|_| next()).collect())
+            .collect();
+        let read = (0..rows)
+            .map(|i| {
+                let v = centres[i % 8].iter().map(|c| c + 0.3 * next()).collect();
+                let id = ChunkId::new(format!("c{i}")).unwrap();
+                (id, DocumentId::new(format!("d{}", i / 2)).unwrap(), v)
+            })
+            .collect();
+        let m = Matrix::new(1, dimension, read);
+        for _ in 0..20 {
+            let raw: Vec<f32> = centres[0].iter().map(|c| c + 0.5 * next()).collect();
+            let query = unit(&raw);
+            let k = 50;
+            let exact = (0..rows).map(|i| (m.exact_score(&query, i), i)).collect();
+            let want = m.best(exact, k);
+            assert_eq!(m.nearest(&query, k, None), want);
+        }
+        let within: HashSet<DocumentId> = (0..300)
+            .map(|d| DocumentId::new(format!("d{d}")).unwrap())
+            .collect();
+        let query = unit(&centres[1]);
+        let exact = (0..rows)
+            .filter(|i| within.contains(&m.documents[*i]))
+            .map(|i| (m.exact_score(&query, i), i))
+            .collect();
+        assert_eq!(m.nearest(&query, 50, Some(&within)), m.best(exact, 50));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! candidates exactly. `optimize` also compacts the small fragments every write leaves.
 
 mod ann;
+mod codes;
 mod error;
 mod flat;
 mod keys;

@@ -8,11 +8,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, MetadataFilter, ScoredChunk, ValueKind, WeightedTerm};
 use crag_ports::{DocumentEntry, KeywordIndex, KeywordQuery, PortError, PortResult};
-use tantivy::collector::TopDocs;
-use tantivy::query::TermSetQuery;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+mod lookup;
 mod read;
 mod search;
 mod whole;
@@ -184,16 +183,15 @@ impl Inner {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
-        let live = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
-        if live == 0 {
-            return Ok(Vec::new());
-        }
-        let query = TermSetQuery::new(terms);
-        let hits = searcher
-            .search(&query, &TopDocs::with_limit(live).order_by_score())
-            .map_err(port_error(MESSAGE))?;
-        hits.into_iter()
-            .map(|(_, address)| {
+        let mut rows: Vec<tantivy::DocAddress> = lookup::rows_with_terms(&searcher, &terms)
+            .map_err(port_error(MESSAGE))?
+            .into_iter()
+            .map(|(address, _)| address)
+            .collect();
+        // In row order: a row holding several of the terms is read once.
+        rows.dedup();
+        rows.into_iter()
+            .map(|address| {
                 let doc: TantivyDocument = searcher.doc(address).map_err(port_error(MESSAGE))?;
                 self.fields.chunk_of(&doc)
             })

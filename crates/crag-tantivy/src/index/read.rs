@@ -4,12 +4,9 @@ use std::collections::HashSet;
 
 use crag_core::ChunkId;
 use crag_ports::{DocumentEntries, DocumentEntry, PortResult};
-use tantivy::collector::Count;
-use tantivy::query::TermQuery;
-use tantivy::schema::IndexRecordOption;
 use tantivy::TantivyDocument;
 
-use super::{Inner, STORE_CACHE_BLOCKS};
+use super::{lookup, Inner, STORE_CACHE_BLOCKS};
 use crate::error::{io_error, port_error};
 
 impl Inner {
@@ -31,21 +28,13 @@ impl Inner {
             .collect()
     }
 
-    /// One term count per id: the term dictionary and the live-document bitsets, no stored
-    /// text read.
+    /// The ids' postings and the live-document bitsets, no stored text read.
     pub(super) fn contains(&self, ids: &[ChunkId]) -> PortResult<HashSet<ChunkId>> {
         let searcher = self.reader.searcher();
-        let mut stored = HashSet::new();
-        for id in ids {
-            let query = TermQuery::new(self.fields.chunk_term(id), IndexRecordOption::Basic);
-            let live = searcher
-                .search(&query, &Count)
-                .map_err(port_error("failed to look chunk ids up"))?;
-            if live > 0 {
-                stored.insert(id.clone());
-            }
-        }
-        Ok(stored)
+        let terms: Vec<_> = ids.iter().map(|id| self.fields.chunk_term(id)).collect();
+        let rows = lookup::rows_with_terms(&searcher, &terms)
+            .map_err(port_error("failed to look chunk ids up"))?;
+        Ok(rows.into_iter().map(|(_, i)| ids[i].clone()).collect())
     }
 
     pub(super) fn documents(&self) -> PortResult<Vec<DocumentEntry>> {

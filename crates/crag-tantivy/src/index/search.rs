@@ -1,12 +1,14 @@
 //! The keyword index's searches: BM25 queries of text or weighted terms over the chunks, a
 //! metadata filter as clauses ANDed with them, and the document ranking's entry point.
 
-use crag_core::{DocumentId, MetadataFilter, ScoredChunk, WeightedTerm};
-use crag_ports::{ErrorKind, KeywordQuery, PortError, PortResult, DOCUMENT_OVERFETCH};
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermSetQuery};
-use tantivy::{TantivyDocument, Term};
+use std::collections::HashMap;
 
-use super::{Inner, TantivyKeywordIndex};
+use crag_core::{DocumentId, MetadataFilter, ScoredChunk, WeightedTerm};
+use crag_ports::{ErrorKind, KeywordQuery, PortError, PortResult};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query};
+use tantivy::{DocAddress, Score, TantivyDocument, Term};
+
+use super::{lookup, Inner, TantivyKeywordIndex};
 use crate::documents::top_with_ties;
 use crate::error::port_error;
 use crate::filter;
@@ -44,7 +46,7 @@ impl TantivyKeywordIndex {
             let ranked = inner
                 .documents
                 .search(&words, k, inner.bm25.documents(), filter)?;
-            // Each ranked document's best chunk: the chunk query among their chunks alone
+            // Each ranked document's best chunk: the chunk query scored at their chunks alone
             // (the filter passed them already), however many other chunks match.
             let query = match &text {
                 Some(text) => inner.text_query(text),
@@ -52,8 +54,7 @@ impl TantivyKeywordIndex {
             };
             let chunks = match query {
                 Some(query) if !ranked.is_empty() => {
-                    let within = inner.within_documents(query, ranked.iter().map(|(d, _)| d));
-                    inner.run_query(within, k.saturating_mul(DOCUMENT_OVERFETCH), None)?
+                    inner.best_chunk_of_each(query.as_ref(), ranked.iter().map(|(d, _)| d))?
                 }
                 _ => Vec::new(),
             };
@@ -118,14 +119,43 @@ impl Inner {
         (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
     }
 
-    /// `query` among the chunks of `documents`, scored as `query` alone.
-    fn within_documents<'a>(
+    /// The best chunk of each of `documents` for `query`: its highest score (equal scores by
+    /// chunk id), as a search for `query` scores it. A document none of whose chunks
+    /// `query` matches is left out.
+    fn best_chunk_of_each<'a>(
         &self,
-        query: Box<dyn Query>,
+        query: &dyn Query,
         documents: impl Iterator<Item = &'a DocumentId>,
-    ) -> Box<dyn Query> {
-        let ids = TermSetQuery::new(documents.map(|d| self.fields.document_term(d)));
-        filter::within(query, Box::new(ids))
+    ) -> PortResult<Vec<ScoredChunk>> {
+        const MESSAGE: &str = "failed to search keyword index";
+        let searcher = self.reader.searcher();
+        let terms: Vec<Term> = documents.map(|d| self.fields.document_term(d)).collect();
+        let rows = lookup::rows_with_terms(&searcher, &terms).map_err(port_error(MESSAGE))?;
+        let scored = lookup::scores_at(&searcher, query, &rows).map_err(port_error(MESSAGE))?;
+        // Per document (the index of its term), its best score and the rows scoring it.
+        let mut best: HashMap<usize, (Score, Vec<DocAddress>)> = HashMap::new();
+        for (score, (address, document)) in scored {
+            let (top, rows) = best.entry(document).or_insert((score, Vec::new()));
+            if score > *top {
+                *top = score;
+                rows.clear();
+            }
+            if score == *top {
+                rows.push(address);
+            }
+        }
+        let mut chunks = Vec::with_capacity(best.len());
+        for (score, rows) in best.into_values() {
+            let mut tied = Vec::with_capacity(rows.len());
+            for address in rows {
+                let doc: TantivyDocument = searcher.doc(address).map_err(port_error(MESSAGE))?;
+                tied.push(self.fields.chunk_of(&doc)?);
+            }
+            if let Some(chunk) = tied.into_iter().min_by(|a, b| a.id.cmp(&b.id)) {
+                chunks.push(ScoredChunk { chunk, score });
+            }
+        }
+        Ok(chunks)
     }
 
     /// `term` scored by BM25, a title's by the title weight (none at weight 0).
