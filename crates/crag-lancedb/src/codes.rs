@@ -106,11 +106,11 @@ fn code(x: f32, low: f32, step: f32) -> u8 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Deterministic values in [-0.5, 0.5).
-    fn values(n: usize, seed: u64) -> Vec<f32> {
+    pub(crate) fn values(n: usize, seed: u64) -> Vec<f32> {
         let mut state = seed;
         (0..n)
             .map(|_| {

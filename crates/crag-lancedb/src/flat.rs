@@ -345,27 +345,32 @@ mod tests {
     #[test]
     fn the_scan_of_codes_finds_what_the_exact_scan_finds() {
         let (rows, dimension) = (3_000, 32);
-        let mut state = 3u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        };
+        let values = crate::codes::tests::values;
         // Rows around a few centres, as embeddings of related texts are.
-        let centres: Vec<Vec<f32>> = (0..8)
-            .map(|_| (0..dimension).map(|_| next()).collect())
+        let centres: Vec<Vec<f32>> = values(8 * dimension, 3)
+            .chunks(dimension)
+            .map(<[f32]>::to_vec)
             .collect();
+        let noise = values(rows * dimension, 5);
         let read = (0..rows)
             .map(|i| {
-                let v = centres[i % 8].iter().map(|c| c + 0.3 * next()).collect();
+                let at = i * dimension;
+                let v = centres[i % 8]
+                    .iter()
+                    .zip(&noise[at..at + dimension])
+                    .map(|(c, n)| c + 0.3 * n)
+                    .collect();
                 let id = ChunkId::new(format!("c{i}")).unwrap();
                 (id, DocumentId::new(format!("d{}", i / 2)).unwrap(), v)
             })
             .collect();
         let m = Matrix::new(1, dimension, read);
-        for _ in 0..20 {
-            let raw: Vec<f32> = centres[0].iter().map(|c| c + 0.5 * next()).collect();
+        for shift in values(20 * dimension, 9).chunks(dimension) {
+            let raw: Vec<f32> = centres[0]
+                .iter()
+                .zip(shift)
+                .map(|(c, s)| c + 0.5 * s)
+                .collect();
             let query = unit(&raw);
             let k = 50;
             let exact = (0..rows).map(|i| (m.exact_score(&query, i), i)).collect();

@@ -248,6 +248,41 @@ async fn upsert_replaces_duplicates_within_a_batch_and_empty_writes_are_no_ops()
     assert_eq!(index.count().await.expect("count"), 1);
 }
 
+/// Reads by id, by document and the best chunk of a document see a rewritten chunk's new
+/// version only (the old version matched the query better).
+#[tokio::test]
+async fn reads_by_id_and_best_chunks_skip_the_rows_a_rewrite_deleted() {
+    let (_dir, index) = open_temp();
+    let old = chunk("a.md", 0, "A", "glacier glacier glacier");
+    let new = chunk(
+        "a.md",
+        0,
+        "A",
+        "A glacier once filled this long and quiet valley.",
+    );
+    let other = chunk("b.md", 0, "B", "Moraines mark where the ice stopped.");
+    index.upsert(&[old, other]).await.expect("upsert old");
+    index
+        .upsert(std::slice::from_ref(&new))
+        .await
+        .expect("upsert new");
+    let id = new.id.clone();
+    let missing = ChunkId::new("missing.md#0").unwrap();
+    let got = index.get(std::slice::from_ref(&id)).await.expect("get");
+    assert_eq!(got, std::slice::from_ref(&new));
+    let stored = index
+        .contains(&[id.clone(), missing])
+        .await
+        .expect("contains");
+    assert_eq!(stored.into_iter().collect::<Vec<_>>(), [id]);
+    let document = DocumentId::new("a.md").unwrap();
+    let chunks = index.document_chunks(&document).await.expect("chunks");
+    assert_eq!(chunks, std::slice::from_ref(&new));
+    let hits = index.search_documents("glacier", 5).await.expect("search");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].chunk, new);
+}
+
 #[tokio::test]
 async fn documents_count_chunks_over_many_segments() {
     let (_dir, index) = open_temp();
