@@ -1420,6 +1420,12 @@ async fn results_a_correction_pushes_out_of_the_judged_head_move_below_it() {
         ambiguous_filter_enabled: false,
         expansion: ExpansionStrategy::Synonyms,
         expansion_enabled: true,
+        // Likeness in words would lift the calcium document into the head before the
+        // expansion: this test is about what the expansion's fusion pushes out.
+        feedback_rerank: FeedbackRerankConfig {
+            term_weight: 0.0,
+            ..FeedbackRerankConfig::default()
+        },
         ..CragConfig::default()
     })
     .unwrap();
@@ -1443,6 +1449,38 @@ async fn results_a_correction_pushes_out_of_the_judged_head_move_below_it() {
         assert!(got.contains(id), "{id} is kept: {got:?}");
     }
     assert_unique(&got);
+}
+
+#[tokio::test]
+async fn feedback_in_words_lifts_a_document_that_shares_words_with_the_first_results() {
+    // uptake.md shares no word with "bone density" but "calcium", "absorption" and "vitamin"
+    // with the first results: likeness in words brings it into the head, embeddings alone not.
+    let uptake = "uptake.md#0".to_owned();
+    let default_weight = FeedbackRerankConfig::default().term_weight;
+    assert!(default_weight > 0.0);
+    for (term_weight, lifted) in [(0.0, false), (default_weight, true)] {
+        let mut parts = CragComponents::heuristic(CragConfig {
+            judge_depth: 3,
+            ambiguous_filter_enabled: false,
+            expansion_enabled: false,
+            feedback_rerank: FeedbackRerankConfig {
+                term_weight,
+                ..FeedbackRerankConfig::default()
+            },
+            ..CragConfig::default()
+        })
+        .unwrap();
+        parts.evaluator = rising(Verdict::Ambiguous, vec![]);
+        let e = engine_of(FEEDBACK_DOCS).await.with_crag(parts).unwrap();
+        let local = ids(&plain(&e, "bone density", 8).await);
+        assert!(!local[..3].contains(&uptake), "{local:?}");
+        let got = ids(&e.query(&request("bone density", 8)).await.unwrap());
+        assert_eq!(
+            got[..3].contains(&uptake),
+            lifted,
+            "term_weight {term_weight}: {got:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -1,8 +1,11 @@
 //! Feedback reranking: pseudo-relevance feedback on the document side. The first results
 //! of a retrieval are the best evidence of what the query is about (the cluster hypothesis:
 //! relevant documents resemble each other), so each of the top candidates gains by its
-//! embedding's similarity to the score-weighted centroid of the first few. No labels, no
-//! model call: the stored embeddings of the candidates and their fused scores. Pure.
+//! embedding's similarity to the score-weighted centroid of the first few, and by its words'
+//! (tf-idf within the candidates). No labels, no model call: the stored embeddings of the
+//! candidates, their shown text and their fused scores. Pure.
+
+use std::collections::HashMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,6 +29,11 @@ pub struct FeedbackRerankConfig {
     /// shown as the vector leg's chunk (chosen on SciFact train and Cranfield:
     /// [benchmarks.md](benchmarks.md), "The feedback rerank under whole documents").
     pub weight: f32,
+    /// Weight of a candidate's similarity to the same first candidates in index terms
+    /// (tf-idf over the reordered candidates, each shown chunk's title and text), added like
+    /// `weight`'s, within [0, 10] (0: embeddings only). 2 chosen on SciFact train and
+    /// Cranfield ([benchmarks.md](benchmarks.md), "The feedback rerank in words too").
+    pub term_weight: f32,
 }
 
 impl Default for FeedbackRerankConfig {
@@ -35,6 +43,7 @@ impl Default for FeedbackRerankConfig {
             depth: 30,
             feedback_docs: 2,
             weight: 1.5,
+            term_weight: 2.0,
         }
     }
 }
@@ -50,6 +59,9 @@ impl FeedbackRerankConfig {
         }
         if !(0.0..=10.0).contains(&self.weight) {
             return Err("weight must be within [0, 10]".into());
+        }
+        if !(0.0..=10.0).contains(&self.term_weight) {
+            return Err("term_weight must be within [0, 10]".into());
         }
         Ok(())
     }
@@ -68,6 +80,22 @@ pub fn feedback_order(
     feedback_docs: usize,
     weight: f32,
 ) -> Vec<usize> {
+    feedback_order_with_terms(scores, vectors, &[], feedback_docs, weight, 0.0)
+}
+
+/// [`feedback_order`] with a second similarity in index terms: `terms[i]` are candidate
+/// `i`'s analysed terms (duplicates kept), and each candidate also gains `term_weight` times
+/// the cosine of its tf-idf vector ([`term_similarities`]) with the score-weighted centroid of
+/// the first `feedback_docs`. `terms` of another length than `scores` (e.g. empty) leaves the
+/// embeddings alone to decide.
+pub fn feedback_order_with_terms(
+    scores: &[f32],
+    vectors: &[Vec<f32>],
+    terms: &[Vec<String>],
+    feedback_docs: usize,
+    weight: f32,
+    term_weight: f32,
+) -> Vec<usize> {
     let n = scores.len();
     let unchanged: Vec<usize> = (0..n).collect();
     let dim = vectors.first().map_or(0, Vec::len);
@@ -76,6 +104,7 @@ pub fn feedback_order(
         || dim == 0
         || vectors.iter().any(|v| v.len() != dim)
         || !weight.is_finite()
+        || !term_weight.is_finite()
         || scores.iter().any(|s| !s.is_finite())
     {
         return unchanged;
@@ -99,15 +128,83 @@ pub fn feedback_order(
     if norm <= 0.0 || !norm.is_finite() {
         return unchanged;
     }
+    let lexical = if terms.len() == n && term_weight > 0.0 {
+        term_similarities(terms, &normalised, feedback_docs)
+    } else {
+        vec![0.0; n]
+    };
     let combined: Vec<f32> = vectors
         .iter()
         .zip(&normalised)
-        .map(|(v, s)| s + weight * cosine(v, &centroid, norm))
+        .zip(&lexical)
+        .map(|((v, s), l)| s + weight * cosine(v, &centroid, norm) + term_weight * l)
         .collect();
     let mut order = unchanged;
     // Stable: equal scores keep the retrieval's order.
     order.sort_by(|&a, &b| combined[b].total_cmp(&combined[a]));
     order
+}
+
+/// A candidate's index terms for [`term_similarities`]: its title's and its text's, as the
+/// keyword index analyses them.
+pub fn candidate_terms(title: &str, text: &str) -> Vec<String> {
+    let mut terms = crag_text::analyze(title);
+    terms.extend(crag_text::analyze(text));
+    terms
+}
+
+/// Each candidate's cosine, in index terms, with the centroid of the first `feedback_docs`
+/// candidates weighted by `weights`: a candidate is its terms' sublinear frequencies (1 +
+/// ln tf) times their inverse frequency among these candidates (ln(1 + n / df)), unit length.
+/// Candidates without terms score 0, as all do when the centroid is empty.
+pub fn term_similarities(terms: &[Vec<String>], weights: &[f32], feedback_docs: usize) -> Vec<f32> {
+    let n = terms.len();
+    let mut df: HashMap<&str, f32> = HashMap::new();
+    let counts: Vec<HashMap<&str, f32>> = terms
+        .iter()
+        .map(|t| {
+            let mut tf: HashMap<&str, f32> = HashMap::new();
+            for term in t {
+                *tf.entry(term.as_str()).or_default() += 1.0;
+            }
+            for term in tf.keys() {
+                *df.entry(term).or_default() += 1.0;
+            }
+            tf
+        })
+        .collect();
+    let unit: Vec<HashMap<&str, f32>> = counts
+        .into_iter()
+        .map(|tf| {
+            let mut v: HashMap<&str, f32> = tf
+                .into_iter()
+                .map(|(t, c)| (t, (1.0 + c.ln()) * (1.0 + n as f32 / df[t]).ln()))
+                .collect();
+            let norm = v.values().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                v.values_mut().for_each(|x| *x /= norm);
+            }
+            v
+        })
+        .collect();
+    let mut centroid: HashMap<&str, f32> = HashMap::new();
+    for (v, w) in unit.iter().zip(weights).take(feedback_docs.max(1)) {
+        for (t, x) in v {
+            *centroid.entry(t).or_default() += w * x;
+        }
+    }
+    let norm = centroid.values().map(|x| x * x).sum::<f32>().sqrt();
+    if norm <= 0.0 || !norm.is_finite() {
+        return vec![0.0; n];
+    }
+    unit.iter()
+        .map(|v| {
+            v.iter()
+                .map(|(t, x)| x * centroid.get(t).copied().unwrap_or(0.0))
+                .sum::<f32>()
+                / norm
+        })
+        .collect()
 }
 
 /// Cosine of `v` with `c`, whose norm is `c_norm` (> 0); 0 for a zero `v`.
@@ -172,6 +269,59 @@ mod tests {
         assert_eq!(feedback_order(&scores, &vectors, 2, 1.0), vec![0, 1, 2, 3]);
     }
 
+    fn terms(text: &str) -> Vec<String> {
+        text.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn term_similarity_follows_the_first_candidates_words() {
+        let candidates = vec![
+            terms("graphene conduct heat graphene"),
+            terms("bread oven sourdough"),
+            terms("heat conduct metal"),
+            terms("oven temperature"),
+        ];
+        let sims = term_similarities(&candidates, &[1.0, 0.5, 0.25, 0.0], 1);
+        // The first is its own centroid; the third shares two of its words, the others none.
+        assert!((sims[0] - 1.0).abs() < 1e-5, "{sims:?}");
+        assert!(sims[2] > 0.3 && sims[2] < 1.0, "{sims:?}");
+        assert_eq!(sims[1], 0.0);
+        assert_eq!(sims[3], 0.0);
+        // No terms anywhere: nothing to be like.
+        assert_eq!(
+            term_similarities(&[vec![], vec![]], &[1.0, 0.0], 2),
+            vec![0.0, 0.0]
+        );
+    }
+
+    #[test]
+    fn terms_break_what_the_embeddings_leave_even() {
+        // Equal embeddings: only the words tell the fourth candidate from the second.
+        let scores = [1.0, 0.9, 0.85, 0.8];
+        let vectors = vec![vec![1.0, 0.0]; 4];
+        let words = vec![
+            terms("graphene heat"),
+            terms("bread oven"),
+            terms("cake"),
+            terms("graphene heat conduct"),
+        ];
+        let order = feedback_order_with_terms(&scores, &vectors, &words, 1, 1.0, 1.0);
+        assert_eq!(order, vec![0, 3, 1, 2]);
+        // Without the term weight, or with terms of another length, the fused order.
+        let plain = feedback_order_with_terms(&scores, &vectors, &words, 1, 1.0, 0.0);
+        assert_eq!(plain, vec![0, 1, 2, 3]);
+        let short = feedback_order_with_terms(&scores, &vectors, &words[..2], 1, 1.0, 1.0);
+        assert_eq!(short, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn candidate_terms_are_index_terms_of_title_and_text() {
+        assert_eq!(
+            candidate_terms("Heating", "the graphene sheets"),
+            vec!["heat", "graphen", "sheet"]
+        );
+    }
+
     #[test]
     fn validation_names_the_field() {
         assert!(FeedbackRerankConfig::default().validate().is_ok());
@@ -189,6 +339,11 @@ mod tests {
         })
         .contains("feedback_docs"));
         assert!(bad(FeedbackRerankConfig { weight: -1.0, ..d }).contains("weight"));
+        assert!(bad(FeedbackRerankConfig {
+            term_weight: 11.0,
+            ..d
+        })
+        .contains("term_weight"));
         assert!(bad(FeedbackRerankConfig {
             weight: f32::NAN,
             ..d

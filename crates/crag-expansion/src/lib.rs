@@ -35,7 +35,10 @@ pub mod tokens;
 
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
-pub use feedback::{feedback_order, FeedbackRerankConfig};
+pub use feedback::{
+    candidate_terms, feedback_order, feedback_order_with_terms, term_similarities,
+    FeedbackRerankConfig,
+};
 pub use prf::{rm3, rocchio, PrfConfig};
 pub use rewrite::rewrite_keywords;
 pub use rrf::{fuse_ranked, fuse_weighted, rrf_term, Fused, RRF_K};

@@ -7,7 +7,9 @@ use std::time::Instant;
 use crag_core::{
     ChunkId, Correction, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, TopK,
 };
-use crag_expansion::{feedback_order, fuse_weighted, FeedbackRerankConfig};
+use crag_expansion::{
+    candidate_terms, feedback_order_with_terms, fuse_weighted, FeedbackRerankConfig,
+};
 use crag_ports::{ErrorKind, PortError, Reranker};
 use crag_routing::{Route, RoutingDecision};
 
@@ -276,8 +278,22 @@ impl<'a> QueryState<'a> {
                     ids.iter().map(|id| by_id.remove(id)).collect();
                 if let Some(vectors) = vectors {
                     let scores: Vec<f32> = hits[..k].iter().map(|h| h.fused_score).collect();
-                    let order =
-                        feedback_order(&scores, &vectors, config.feedback_docs, config.weight);
+                    let terms: Vec<Vec<String>> = if config.term_weight > 0.0 {
+                        hits[..k]
+                            .iter()
+                            .map(|h| candidate_terms(&h.chunk.title, &h.chunk.text))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let order = feedback_order_with_terms(
+                        &scores,
+                        &vectors,
+                        &terms,
+                        config.feedback_docs,
+                        config.weight,
+                        config.term_weight,
+                    );
                     let mut head: Vec<Option<FusedHit>> = hits.drain(..k).map(Some).collect();
                     let reordered: Vec<FusedHit> =
                         order.into_iter().filter_map(|i| head[i].take()).collect();
