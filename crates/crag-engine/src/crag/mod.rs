@@ -13,6 +13,7 @@ mod config;
 mod eval_cache;
 mod evaluate;
 mod evaluators;
+mod feedback;
 pub(crate) mod guard;
 mod metrics;
 mod outcome;
