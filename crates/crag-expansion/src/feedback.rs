@@ -8,6 +8,10 @@
 use std::collections::HashMap;
 
 use schemars::JsonSchema;
+
+/// A fast, non-cryptographic hash for maps keyed by words of text that a query already
+/// shows (no adversary gains by colliding them).
+type FastHash = foldhash::fast::RandomState;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the feedback rerank.
@@ -80,18 +84,25 @@ pub fn feedback_order(
     feedback_docs: usize,
     weight: f32,
 ) -> Vec<usize> {
-    feedback_order_with_terms(scores, vectors, &[], feedback_docs, weight, 0.0)
+    feedback_order_with_terms(
+        scores,
+        vectors,
+        &CandidateTerms::new(),
+        feedback_docs,
+        weight,
+        0.0,
+    )
 }
 
-/// [`feedback_order`] with a second similarity in index terms: `terms[i]` are candidate
-/// `i`'s analysed terms (duplicates kept), and each candidate also gains `term_weight` times
-/// the cosine of its tf-idf vector ([`term_similarities`]) with the score-weighted centroid of
-/// the first `feedback_docs`. `terms` of another length than `scores` (e.g. empty) leaves the
-/// embeddings alone to decide.
+/// [`feedback_order`] with a second similarity in index terms: `terms` holds each
+/// candidate's analysed terms ([`CandidateTerms`], candidate `i` the `i`th pushed), and each
+/// candidate also gains `term_weight` times the cosine of its tf-idf vector with the
+/// score-weighted centroid of the first `feedback_docs` (`term_similarities`). `terms` of
+/// another length than `scores` (e.g. empty) leaves the embeddings alone to decide.
 pub fn feedback_order_with_terms(
     scores: &[f32],
     vectors: &[Vec<f32>],
-    terms: &[Vec<String>],
+    terms: &CandidateTerms,
     feedback_docs: usize,
     weight: f32,
     term_weight: f32,
@@ -145,62 +156,136 @@ pub fn feedback_order_with_terms(
     order
 }
 
-/// A candidate's index terms for [`term_similarities`]: its title's and its text's, as the
-/// keyword index analyses them.
-pub fn candidate_terms(title: &str, text: &str) -> Vec<String> {
-    let mut terms = crag_text::analyze(title);
-    terms.extend(crag_text::analyze(text));
-    terms
+/// The index terms of the candidates of a feedback rerank, as the keyword index analyses
+/// them (each candidate's title, then its text), each distinct term numbered. A raw token is
+/// analysed once however often the candidates repeat it: the candidates of one query share
+/// most of their words, and stemming them again was most of the rerank's cost.
+#[derive(Debug, Clone, Default)]
+pub struct CandidateTerms {
+    /// Raw token as written -> its term's number (`None`: a stop word or too long).
+    by_token: HashMap<String, Option<u32>, FastHash>,
+    /// Term -> its number.
+    by_term: HashMap<String, u32, FastHash>,
+    candidates: Vec<Vec<u32>>,
+}
+
+impl CandidateTerms {
+    /// No candidates yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the next candidate: the terms of its `title` and its `text`.
+    pub fn push(&mut self, title: &str, text: &str) {
+        let mut ids = Vec::new();
+        for part in [title, text] {
+            for token in crag_text::tokens(part) {
+                if let Some(id) = self.id(token.text) {
+                    ids.push(id);
+                }
+            }
+        }
+        self.candidates.push(ids);
+    }
+
+    fn id(&mut self, token: &str) -> Option<u32> {
+        if let Some(&id) = self.by_token.get(token) {
+            return id;
+        }
+        let id = crag_text::term(token).map(|term| {
+            let next = u32::try_from(self.by_term.len()).unwrap_or(u32::MAX);
+            *self.by_term.entry(term).or_insert(next)
+        });
+        self.by_token.insert(token.to_owned(), id);
+        id
+    }
+
+    /// Candidates pushed.
+    pub fn len(&self) -> usize {
+        self.candidates.len()
+    }
+
+    /// Whether none was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.candidates.is_empty()
+    }
+
+    /// Distinct terms over all candidates.
+    pub fn distinct_terms(&self) -> usize {
+        self.by_term.len()
+    }
+
+    /// Candidate `i`'s terms, in order, duplicates kept (empty past the last candidate).
+    pub fn terms(&self, i: usize) -> Vec<&str> {
+        let mut names = vec![""; self.by_term.len()];
+        for (term, &id) in &self.by_term {
+            names[id as usize] = term;
+        }
+        self.candidates
+            .get(i)
+            .map(|ids| ids.iter().map(|&id| names[id as usize]).collect())
+            .unwrap_or_default()
+    }
 }
 
 /// Each candidate's cosine, in index terms, with the centroid of the first `feedback_docs`
 /// candidates weighted by `weights`: a candidate is its terms' sublinear frequencies (1 +
 /// ln tf) times their inverse frequency among these candidates (ln(1 + n / df)), unit length.
 /// Candidates without terms score 0, as all do when the centroid is empty.
-pub fn term_similarities(terms: &[Vec<String>], weights: &[f32], feedback_docs: usize) -> Vec<f32> {
+fn term_similarities(terms: &CandidateTerms, weights: &[f32], feedback_docs: usize) -> Vec<f32> {
     let n = terms.len();
-    let mut df: HashMap<&str, f32> = HashMap::new();
-    let counts: Vec<HashMap<&str, f32>> = terms
+    let vocabulary = terms.distinct_terms();
+    // Each candidate's (term, count), by term.
+    let counts: Vec<Vec<(u32, f32)>> = terms
+        .candidates
         .iter()
-        .map(|t| {
-            let mut tf: HashMap<&str, f32> = HashMap::new();
-            for term in t {
-                *tf.entry(term.as_str()).or_default() += 1.0;
-            }
-            for term in tf.keys() {
-                *df.entry(term).or_default() += 1.0;
+        .map(|ids| {
+            let mut sorted = ids.clone();
+            sorted.sort_unstable();
+            let mut tf: Vec<(u32, f32)> = Vec::new();
+            for id in sorted {
+                match tf.last_mut() {
+                    Some((last, c)) if *last == id => *c += 1.0,
+                    _ => tf.push((id, 1.0)),
+                }
             }
             tf
         })
         .collect();
-    let unit: Vec<HashMap<&str, f32>> = counts
+    let mut df = vec![0.0f32; vocabulary];
+    for tf in &counts {
+        for &(id, _) in tf {
+            df[id as usize] += 1.0;
+        }
+    }
+    let unit: Vec<Vec<(u32, f32)>> = counts
         .into_iter()
         .map(|tf| {
-            let mut v: HashMap<&str, f32> = tf
+            let mut v: Vec<(u32, f32)> = tf
                 .into_iter()
-                .map(|(t, c)| (t, (1.0 + c.ln()) * (1.0 + n as f32 / df[t]).ln()))
+                .map(|(id, c)| (id, (1.0 + c.ln()) * (1.0 + n as f32 / df[id as usize]).ln()))
                 .collect();
-            let norm = v.values().map(|x| x * x).sum::<f32>().sqrt();
+            let norm = v.iter().map(|(_, x)| x * x).sum::<f32>().sqrt();
             if norm > 0.0 {
-                v.values_mut().for_each(|x| *x /= norm);
+                v.iter_mut().for_each(|(_, x)| *x /= norm);
             }
             v
         })
         .collect();
-    let mut centroid: HashMap<&str, f32> = HashMap::new();
+    let mut centroid = vec![0.0f32; vocabulary];
     for (v, w) in unit.iter().zip(weights).take(feedback_docs.max(1)) {
-        for (t, x) in v {
-            *centroid.entry(t).or_default() += w * x;
+        for &(id, x) in v {
+            centroid[id as usize] += w * x;
         }
     }
-    let norm = centroid.values().map(|x| x * x).sum::<f32>().sqrt();
+    let norm = centroid.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm <= 0.0 || !norm.is_finite() {
         return vec![0.0; n];
     }
     unit.iter()
         .map(|v| {
             v.iter()
-                .map(|(t, x)| x * centroid.get(t).copied().unwrap_or(0.0))
+                .map(|&(id, x)| x * centroid[id as usize])
                 .sum::<f32>()
                 / norm
         })
@@ -269,19 +354,23 @@ mod tests {
         assert_eq!(feedback_order(&scores, &vectors, 2, 1.0), vec![0, 1, 2, 3]);
     }
 
-    fn terms(text: &str) -> Vec<String> {
-        text.split_whitespace().map(str::to_owned).collect()
+    fn candidates(texts: &[&str]) -> CandidateTerms {
+        let mut terms = CandidateTerms::new();
+        for text in texts {
+            terms.push("", text);
+        }
+        terms
     }
 
     #[test]
     fn term_similarity_follows_the_first_candidates_words() {
-        let candidates = vec![
-            terms("graphene conduct heat graphene"),
-            terms("bread oven sourdough"),
-            terms("heat conduct metal"),
-            terms("oven temperature"),
-        ];
-        let sims = term_similarities(&candidates, &[1.0, 0.5, 0.25, 0.0], 1);
+        let words = candidates(&[
+            "graphene conduct heat graphene",
+            "bread oven sourdough",
+            "heat conduct metal",
+            "oven temperature",
+        ]);
+        let sims = term_similarities(&words, &[1.0, 0.5, 0.25, 0.0], 1);
         // The first is its own centroid; the third shares two of its words, the others none.
         assert!((sims[0] - 1.0).abs() < 1e-5, "{sims:?}");
         assert!(sims[2] > 0.3 && sims[2] < 1.0, "{sims:?}");
@@ -289,7 +378,7 @@ mod tests {
         assert_eq!(sims[3], 0.0);
         // No terms anywhere: nothing to be like.
         assert_eq!(
-            term_similarities(&[vec![], vec![]], &[1.0, 0.0], 2),
+            term_similarities(&candidates(&["", "the"]), &[1.0, 0.0], 2),
             vec![0.0, 0.0]
         );
     }
@@ -299,27 +388,38 @@ mod tests {
         // Equal embeddings: only the words tell the fourth candidate from the second.
         let scores = [1.0, 0.9, 0.85, 0.8];
         let vectors = vec![vec![1.0, 0.0]; 4];
-        let words = vec![
-            terms("graphene heat"),
-            terms("bread oven"),
-            terms("cake"),
-            terms("graphene heat conduct"),
-        ];
+        let words = candidates(&[
+            "graphene heat",
+            "bread oven",
+            "cake",
+            "graphene heat conduct",
+        ]);
         let order = feedback_order_with_terms(&scores, &vectors, &words, 1, 1.0, 1.0);
         assert_eq!(order, vec![0, 3, 1, 2]);
         // Without the term weight, or with terms of another length, the fused order.
         let plain = feedback_order_with_terms(&scores, &vectors, &words, 1, 1.0, 0.0);
         assert_eq!(plain, vec![0, 1, 2, 3]);
-        let short = feedback_order_with_terms(&scores, &vectors, &words[..2], 1, 1.0, 1.0);
-        assert_eq!(short, vec![0, 1, 2, 3]);
+        let short = candidates(&["graphene heat", "bread oven"]);
+        let order = feedback_order_with_terms(&scores, &vectors, &short, 1, 1.0, 1.0);
+        assert_eq!(order, vec![0, 1, 2, 3]);
     }
 
     #[test]
-    fn candidate_terms_are_index_terms_of_title_and_text() {
-        assert_eq!(
-            candidate_terms("Heating", "the graphene sheets"),
-            vec!["heat", "graphen", "sheet"]
-        );
+    fn candidate_terms_are_the_index_terms_of_title_and_text() {
+        let mut terms = CandidateTerms::new();
+        terms.push("Heating", "the graphene sheets");
+        let text = "The Engine's engines ENGINE: the engine runs, Running ran; r\u{e9}sum\u{e9}s 40 Heating";
+        terms.push("Engines", text);
+        assert_eq!(terms.len(), 2);
+        assert_eq!(terms.terms(0), ["heat", "graphen", "sheet"]);
+        // Remembered tokens give what the keyword index's analysis gives, in order.
+        let mut expected = crag_text::analyze("Engines");
+        expected.extend(crag_text::analyze(text));
+        assert_eq!(terms.terms(1), expected);
+        assert!(terms.terms(2).is_empty());
+        let distinct: std::collections::HashSet<&str> =
+            terms.terms(0).into_iter().chain(terms.terms(1)).collect();
+        assert_eq!(terms.distinct_terms(), distinct.len());
     }
 
     #[test]

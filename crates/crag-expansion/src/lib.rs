@@ -14,9 +14,10 @@
 //!   search's fusion of its legs adds too), de-duplicated, original first.
 //! - [`rm3`] and [`rocchio`] are pseudo-relevance feedback for the keyword and vector legs
 //!   ([`PrfConfig`]: 5 feedback documents, 10 terms, query weight 0.8, Rocchio 0.5).
-//! - [`feedback_order`] reranks a retrieval's top candidates by their embeddings' similarity
-//!   to its first results ([`FeedbackRerankConfig`]: 30 candidates, 2 feedback documents,
-//!   weight 1), pseudo-relevance feedback on the document side.
+//! - [`feedback_order_with_terms`] reranks a retrieval's top candidates by their embeddings'
+//!   and their words' ([`CandidateTerms`]) similarity to its first results
+//!   ([`FeedbackRerankConfig`]: 30 candidates, 2 feedback documents, weights 1.5 and 2),
+//!   pseudo-relevance feedback on the document side.
 //! - [`term_graph`]: the knowledge graph of prose ([`GraphConfig`]): key terms of chunks, and
 //!   the expansion of a query by walking their co-occurrence graph two hops.
 //!
@@ -36,8 +37,7 @@ pub mod tokens;
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
 pub use feedback::{
-    candidate_terms, feedback_order, feedback_order_with_terms, term_similarities,
-    FeedbackRerankConfig,
+    feedback_order, feedback_order_with_terms, CandidateTerms, FeedbackRerankConfig,
 };
 pub use prf::{rm3, rocchio, PrfConfig};
 pub use rewrite::rewrite_keywords;

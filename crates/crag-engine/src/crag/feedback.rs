@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use crag_core::{ChunkId, FusedHit};
-use crag_expansion::{candidate_terms, feedback_order_with_terms, FeedbackRerankConfig};
+use crag_expansion::{feedback_order_with_terms, CandidateTerms, FeedbackRerankConfig};
 
 use super::run::QueryState;
 use super::timings::Stage;
@@ -31,14 +31,12 @@ impl QueryState<'_> {
                     ids.iter().map(|id| by_id.remove(id)).collect();
                 if let Some(vectors) = vectors {
                     let scores: Vec<f32> = hits[..k].iter().map(|h| h.fused_score).collect();
-                    let terms: Vec<Vec<String>> = if config.term_weight > 0.0 {
-                        hits[..k]
-                            .iter()
-                            .map(|h| candidate_terms(&h.chunk.title, &h.chunk.text))
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
+                    let mut terms = CandidateTerms::new();
+                    if config.term_weight > 0.0 {
+                        for h in &hits[..k] {
+                            terms.push(&h.chunk.title, &h.chunk.text);
+                        }
+                    }
                     let order = feedback_order_with_terms(
                         &scores,
                         &vectors,
