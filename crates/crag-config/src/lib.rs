@@ -390,11 +390,11 @@ pub struct VectorIndexSection {
     /// Tables of at most this many chunks have their vectors copied into memory (rows x dimension x
     /// 5 bytes, the `f32` values and an eight-bit code of each: 19 MiB for SciFact's 10k chunks,
     /// 187 MiB at 100k) and hybrid retrieval's vector leg scans that copy, reading ids and scores
-    /// only (the codes of every row first, then the best 4k + 64 estimates again exactly); the
-    /// copy is loaded when the index opens and again at the end of each ingestion or deletion; a
-    /// stale copy (the version moved otherwise) is reloaded by the next search. `0`: every search
-    /// goes to LanceDB. Same results as LanceDB's exact scan (cosine to float rounding, ties by
-    /// chunk id) unless a row of the exact top k falls outside the 4k + 64 best estimates.
+    /// only (the codes of every row first, then again exactly the rows whose estimates' error
+    /// bounds reach the k-th best); the copy is loaded when the index opens and again at the end
+    /// of each ingestion or deletion; a stale copy (the version moved otherwise) is reloaded by
+    /// the next search. `0`: every search goes to LanceDB. Same results as LanceDB's exact scan
+    /// (cosine to float rounding, ties by chunk id).
     pub memory_scan_rows: usize,
     /// Partitions of the ANN index a search visits (fewer: faster, lower recall); `0`: LanceDB's
     /// adaptive choice. Acts at query time.

@@ -4,14 +4,36 @@
 //! (scalar quantisation, as LanceDB's SQ index does), a quarter of the `f32` rows' bytes.
 //! A query is mapped the same way after folding in each dimension's step, so that the dot
 //! product of two code rows (Lance's `u8` kernel: AVX-512 VNNI or AVX2 where the CPU has
-//! them) plus two per-row terms estimates the `f32` dot product. The scan keeps the best
-//! estimates, several times more rows than asked for, and scores those again exactly: the
-//! result is the exact scan's unless a row the exact scan would return falls outside them.
+//! them) plus two per-row terms estimates the `f32` dot product, and the rounding of both
+//! codings bounds how far that estimate can be from it ([`ErrorBound`]). The scan scores
+//! again exactly only the rows whose bounds reach the `k`-th best lower bound: what it
+//! returns is the exact scan's.
 
 use lance_linalg::distance::dot_u8::dot_u8_u64;
 
 /// Codes per dimension.
 const LEVELS: f32 = 255.0;
+
+/// How far [`Codes::dots_into`]'s estimates can be from the exact dot products, for one
+/// query ([`Codes::bound`] of a row), with a little room for the rounding of `f32`
+/// arithmetic.
+///
+/// A row value is `low + step * code + e`, and the query's weights `w = q * step` are coded
+/// in turn, `w = w_low + w_step * code_w + f`. The estimate adds back `sum(f * mean code)`
+/// over the dimensions, so what it misses is `sum(q * e) + sum(f * (code - mean code))`, at
+/// most `|q| |e| + |f| |code - mean code|` (Cauchy-Schwarz): `|e|` and `|code - mean code|`
+/// are kept for each row when it is coded, `|q|` and `|f|` are the query's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ErrorBound {
+    query_norm: f32,
+    weight_error_norm: f32,
+    /// What casting the codes' `u64` dot product to `f32` can lose, times `w_step`.
+    cast_room: f32,
+}
+
+/// Relative and absolute room added to an [`ErrorBound`] for `f32` rounding (the estimate's
+/// and the exact score's sums of 384 products).
+const ROUNDING_ROOM: (f32, f32) = (1e-3, 1e-5);
 
 /// The code rows of a matrix and the mapping back to its values.
 #[derive(Debug)]
@@ -25,6 +47,12 @@ pub(crate) struct Codes {
     codes: Vec<u8>,
     /// Per row, the sum of its codes.
     sums: Vec<f32>,
+    /// Per dimension, its mean code over the rows.
+    mean_codes: Vec<f32>,
+    /// Per row, the norm of what its codes miss of its values (`|e|`).
+    residual_norms: Vec<f32>,
+    /// Per row, the norm of its codes less the mean codes.
+    spread_norms: Vec<f32>,
 }
 
 impl Codes {
@@ -43,9 +71,11 @@ impl Codes {
             .zip(&high)
             .map(|(l, h)| if h > l { (h - l) / LEVELS } else { 0.0 })
             .collect();
+        let width = dimension.max(1);
         let mut codes = Vec::with_capacity(rows.len());
-        let mut sums = Vec::with_capacity(rows.len() / dimension.max(1));
-        for row in rows.chunks_exact(dimension.max(1)) {
+        let mut sums = Vec::with_capacity(rows.len() / width);
+        let mut residual_norms = Vec::with_capacity(rows.len() / width);
+        for row in rows.chunks_exact(width) {
             let start = codes.len();
             codes.extend(
                 row.iter()
@@ -53,23 +83,58 @@ impl Codes {
                     .zip(&step)
                     .map(|((x, l), s)| code(*x, *l, *s)),
             );
-            sums.push(codes[start..].iter().map(|&c| f32::from(c)).sum());
+            let coded = &codes[start..];
+            sums.push(coded.iter().map(|&c| f32::from(c)).sum());
+            let residual: f32 = row
+                .iter()
+                .zip(coded)
+                .zip(low.iter().zip(&step))
+                .map(|((x, &c), (l, s))| (x - (l + s * f32::from(c))).powi(2))
+                .sum();
+            residual_norms.push(residual.sqrt());
         }
+        let count = sums.len().max(1) as f32;
+        let mut mean_codes = vec![0.0f32; dimension];
+        for row in codes.chunks_exact(width) {
+            for (m, &c) in mean_codes.iter_mut().zip(row) {
+                *m += f32::from(c);
+            }
+        }
+        mean_codes.iter_mut().for_each(|m| *m /= count);
+        let spread_norms = codes
+            .chunks_exact(width)
+            .map(|row| {
+                row.iter()
+                    .zip(&mean_codes)
+                    .map(|(&c, m)| (f32::from(c) - m).powi(2))
+                    .sum::<f32>()
+                    .sqrt()
+            })
+            .collect();
         Self {
             dimension,
             low,
             step,
             codes,
             sums,
+            mean_codes,
+            residual_norms,
+            spread_norms,
         }
     }
 
-    /// Estimates of `query`'s dot product with every row, in row order, written to `out`.
-    pub(crate) fn dots_into(&self, query: &[f32], out: &mut Vec<f32>) {
+    /// Estimates of `query`'s dot product with every row, in row order, written to `out`;
+    /// returns how far each can be from the exact one ([`Codes::bound`]). A query of another
+    /// length estimates zeros, unbounded.
+    pub(crate) fn dots_into(&self, query: &[f32], out: &mut Vec<f32>) -> ErrorBound {
         out.clear();
         if self.dimension == 0 || query.len() != self.dimension {
             out.resize(self.sums.len(), 0.0);
-            return;
+            return ErrorBound {
+                query_norm: f32::INFINITY,
+                weight_error_norm: f32::INFINITY,
+                cast_room: 0.0,
+            };
         }
         // q . x = sum(q * low) + sum(w * code) with w = q * step, and w is coded in turn.
         let base: f32 = query.iter().zip(&self.low).map(|(q, l)| q * l).sum();
@@ -82,6 +147,18 @@ impl Codes {
             0.0
         };
         let coded: Vec<u8> = weights.iter().map(|&w| code(w, w_low, w_step)).collect();
+        // What the coded weights miss of the weights, and its part common to all rows.
+        let weight_errors: Vec<f32> = weights
+            .iter()
+            .zip(&coded)
+            .map(|(w, &c)| w - (w_low + w_step * f32::from(c)))
+            .collect();
+        let base = base
+            + weight_errors
+                .iter()
+                .zip(&self.mean_codes)
+                .map(|(f, m)| f * m)
+                .sum::<f32>();
         out.extend(
             self.codes
                 .chunks_exact(self.dimension)
@@ -92,6 +169,26 @@ impl Codes {
                     base + w_low * sum + w_step * dot
                 }),
         );
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        // The largest code dot product, and an `f32`'s relative rounding (2^-24).
+        let largest = LEVELS * LEVELS * self.dimension as f32;
+        ErrorBound {
+            query_norm: norm(query),
+            weight_error_norm: norm(&weight_errors),
+            cast_room: w_step * largest * f32::EPSILON / 2.0,
+        }
+    }
+
+    /// How far row `row`'s estimate under `bound` can be from its exact dot product.
+    pub(crate) fn bound(&self, bound: ErrorBound, row: usize) -> f32 {
+        match (self.residual_norms.get(row), self.spread_norms.get(row)) {
+            _ if !bound.query_norm.is_finite() => f32::INFINITY,
+            (Some(residual), Some(spread)) => {
+                let b = bound.query_norm * residual + bound.weight_error_norm * spread;
+                b * (1.0 + ROUNDING_ROOM.0) + bound.cast_room + ROUNDING_ROOM.1
+            }
+            _ => f32::INFINITY,
+        }
     }
 }
 
@@ -145,6 +242,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn every_estimate_is_within_its_bound_and_the_bound_is_tight_enough_to_prune() {
+        let dimension = 384;
+        let rows = values(500 * dimension, 13);
+        let codes = Codes::new(&rows, dimension);
+        let mut estimates = Vec::new();
+        let mut widest = 0.0f32;
+        for seed in [17, 19, 23] {
+            let query = values(dimension, seed);
+            let bound = codes.dots_into(&query, &mut estimates);
+            let truth = exact(&query, &rows, dimension);
+            for (row, (e, t)) in estimates.iter().zip(&truth).enumerate() {
+                let b = codes.bound(bound, row);
+                assert!(
+                    (e - t).abs() <= b,
+                    "row {row}: estimate {e}, exact {t}, bound {b}"
+                );
+                widest = widest.max(b);
+            }
+            // The spread of the exact products is far wider than the bound: it prunes.
+            let (lo, hi) = truth
+                .iter()
+                .fold((f32::MAX, f32::MIN), |(l, h), &t| (l.min(t), h.max(t)));
+            assert!(
+                widest < (hi - lo) / 4.0,
+                "bound {widest}, spread {}",
+                hi - lo
+            );
+        }
+    }
+
+    #[test]
     fn constant_dimensions_and_a_constant_query_are_estimated_exactly() {
         // Every row holds 1.0 in the first dimension; the query weighs both dimensions alike.
         let rows = [1.0, 0.0, 1.0, 0.5, 1.0, 1.0];
@@ -162,7 +290,8 @@ pub(crate) mod tests {
     fn a_query_of_another_length_estimates_zeros() {
         let codes = Codes::new(&[1.0, 2.0, 3.0, 4.0], 2);
         let mut estimates = vec![9.0];
-        codes.dots_into(&[1.0], &mut estimates);
+        let bound = codes.dots_into(&[1.0], &mut estimates);
         assert_eq!(estimates, [0.0, 0.0]);
+        assert_eq!(codes.bound(bound, 0), f32::INFINITY);
     }
 }

@@ -26,11 +26,12 @@ use crate::{schema, score_of, LanceVectorIndex};
 /// ANN index from that size).
 pub const DEFAULT_MEMORY_SCAN_ROWS: usize = 100_000;
 
-/// Rows scored again exactly per row asked for, after the scan of the codes.
-const RESCORED_PER_HIT: usize = 4;
+/// A copy of more rows than this many per row asked for (plus [`CODES_FROM_ROWS`]) is
+/// scanned by its codes first; a smaller one is scored exactly at once.
+const CODES_FROM_ROWS_PER_HIT: usize = 8;
 
-/// Rows scored again exactly beyond those, so that a small `k` still has a margin.
-const RESCORED_MARGIN: usize = 64;
+/// Rows beyond those per row asked for from which the codes pay.
+const CODES_FROM_ROWS: usize = 128;
 
 /// The vectors of one table version, as stored, in the order read.
 #[derive(Debug)]
@@ -224,35 +225,25 @@ impl Matrix {
     /// The `k` rows of highest cosine with the unit `query` (among the rows of `within`'s
     /// documents when given), scored as LanceDB scores them (`1 - cosine_distance / 2`),
     /// best first, equal scores by chunk id. A copy of more rows than a few times `k` is
-    /// scanned by its codes first and their best estimates scored again exactly.
+    /// scanned by its codes first ([`Matrix::candidates`]), and only the rows that can be
+    /// among the best `k` are scored exactly: the result is the exact scan's.
     fn nearest(
         &self,
         query: &[f32],
         k: usize,
         within: Option<&HashSet<DocumentId>>,
     ) -> Vec<ScoredId> {
-        let rescored = k
-            .saturating_mul(RESCORED_PER_HIT)
-            .saturating_add(RESCORED_MARGIN);
+        if k == 0 {
+            return Vec::new();
+        }
         let kept = |i: &usize| within.is_none_or(|w| w.contains(&self.documents[*i]));
-        let scored: Vec<(f32, usize)> = if self.ids.len() > rescored.saturating_mul(2) {
-            let mut estimates = Vec::with_capacity(self.ids.len());
-            self.codes.dots_into(query, &mut estimates);
-            let mut candidates: Vec<(f32, usize)> = estimates
-                .iter()
-                .zip(&self.inverse_norms)
-                .map(|(dot, inverse)| dot * inverse)
-                .enumerate()
-                .filter(|(i, _)| kept(i))
-                .map(|(i, cosine)| (cosine, i))
-                .collect();
-            if rescored < candidates.len() {
-                candidates.select_nth_unstable_by(rescored, |a, b| b.0.total_cmp(&a.0));
-                candidates.truncate(rescored);
-            }
-            candidates
+        let from = k
+            .saturating_mul(CODES_FROM_ROWS_PER_HIT)
+            .saturating_add(CODES_FROM_ROWS);
+        let scored: Vec<(f32, usize)> = if self.ids.len() > from {
+            self.candidates(query, k, kept)
                 .into_iter()
-                .map(|(_, i)| (self.exact_score(query, i), i))
+                .map(|i| (self.exact_score(query, i), i))
                 .collect()
         } else {
             // One call over all rows: Lance's kernel for the widest SIMD the CPU has.
@@ -266,6 +257,39 @@ impl Matrix {
                 .collect()
         };
         self.best(scored, k)
+    }
+
+    /// The rows (`kept`, in row order) whose cosine with the unit `query` can be among the
+    /// `k` best, from the codes' estimates and their error bounds: the `k` highest lower
+    /// bounds are reached by `k` rows, so a row whose upper bound is below the `k`-th of
+    /// them cannot be among the best `k`, and every other row is a candidate.
+    fn candidates(&self, query: &[f32], k: usize, kept: impl Fn(&usize) -> bool) -> Vec<usize> {
+        let mut estimates = Vec::with_capacity(self.ids.len());
+        let bound = self.codes.dots_into(query, &mut estimates);
+        // (lower, upper, row) of each kept row's cosine.
+        let mut rows: Vec<(f32, f32, usize)> = estimates
+            .iter()
+            .zip(&self.inverse_norms)
+            .enumerate()
+            .filter(|(i, _)| kept(i))
+            .map(|(i, (dot, inverse))| {
+                let (cosine, off) = (dot * inverse, self.codes.bound(bound, i) * inverse);
+                (cosine - off, cosine + off, i)
+            })
+            .collect();
+        if k < rows.len() {
+            let mut lower: Vec<f32> = rows.iter().map(|r| r.0).collect();
+            let (_, kth, _) = lower.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+            let floor = *kth;
+            rows.retain(|r| r.1 >= floor);
+        }
+        tracing::trace!(
+            rows = self.ids.len(),
+            candidates = rows.len(),
+            k,
+            "vector scan by codes"
+        );
+        rows.into_iter().map(|(_, _, i)| i).collect()
     }
 
     /// Row `i`'s score for the unit `query`, as the scan of all rows scores it.
@@ -376,6 +400,12 @@ mod tests {
             let exact = (0..rows).map(|i| (m.exact_score(&query, i), i)).collect();
             let want = m.best(exact, k);
             assert_eq!(m.nearest(&query, k, None), want);
+            // The bounds leave few rows to score again.
+            let candidates = m.candidates(&query, k, |_| true).len();
+            assert!(
+                (k..rows / 4).contains(&candidates),
+                "{candidates} candidates"
+            );
         }
         let within: HashSet<DocumentId> = (0..300)
             .map(|d| DocumentId::new(format!("d{d}")).unwrap())
