@@ -8,11 +8,11 @@
 use std::collections::HashMap;
 
 use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// A fast, non-cryptographic hash for maps keyed by words of text that a query already
 /// shows (no adversary gains by colliding them).
 type FastHash = foldhash::fast::RandomState;
-use serde::{Deserialize, Serialize};
 
 /// Parameters of the feedback rerank.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
