@@ -11,11 +11,14 @@
 //! the best estimates again in `f32`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, RwLock};
 
 use crag_core::{ChunkId, DocumentId, ScoredId};
 use crag_ports::{PortError, PortResult};
+use futures::TryStreamExt;
 use lance_linalg::distance::dot::{dot_f32, Dot};
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use crate::codes::Codes;
 use crate::error::map_lance_error;
@@ -54,6 +57,11 @@ pub(crate) struct Matrix {
 #[derive(Debug, Default)]
 pub(crate) struct FlatCache {
     matrix: RwLock<Option<Arc<Matrix>>>,
+    /// Held while a copy loads: queries that find the copy stale wait for the one load
+    /// instead of each reading every vector (8 clients after a write: 8 copies at once).
+    loading: tokio::sync::Mutex<()>,
+    /// Copies loaded so far.
+    loads: AtomicUsize,
 }
 
 impl FlatCache {
@@ -119,6 +127,12 @@ impl LanceVectorIndex {
         Ok(self.flat.current(version).map(|m| m.ids.len()))
     }
 
+    /// How many times this handle and its clones loaded the in-memory copy (each load reads
+    /// every vector of the table).
+    pub fn memory_loads(&self) -> usize {
+        self.flat.loads.load(AtomicOrdering::Relaxed)
+    }
+
     async fn table_version(&self) -> PortResult<u64> {
         self.table
             .version()
@@ -142,11 +156,15 @@ impl LanceVectorIndex {
         }
         let version = self.table_version().await?;
         // Clones share the copy; each keeps to its own row limit.
+        let fresh =
+            |matrix: Arc<Matrix>| (matrix.ids.len() <= self.memory_scan_rows).then_some(matrix);
         if let Some(matrix) = self.flat.current(version) {
-            if matrix.ids.len() > self.memory_scan_rows {
-                return Ok(None);
-            }
-            return Ok(Some(matrix));
+            return Ok(fresh(matrix));
+        }
+        let _loading = self.flat.loading.lock().await;
+        // Loaded by the query this one waited for?
+        if let Some(matrix) = self.flat.current(version) {
+            return Ok(fresh(matrix));
         }
         let rows = self
             .table
@@ -157,22 +175,27 @@ impl LanceVectorIndex {
             self.flat.store(None);
             return Ok(None);
         }
+        // Batch by batch into the copy: no second copy of every vector while it loads.
         let columns = [schema::CHUNK_ID, schema::DOCUMENT_ID, schema::VECTOR];
-        let batches = self
-            .scan_columns(&columns, "failed to read the vectors into memory")
-            .await?;
-        let mut read = Vec::with_capacity(rows);
-        for batch in &batches {
-            let documents = schema::read_document_ids(batch)?;
-            let vectors = schema::read_vectors(batch)?;
-            read.extend(
-                vectors
-                    .into_iter()
-                    .zip(documents)
-                    .map(|((id, vector), document)| (id, document, vector)),
-            );
+        let message = "failed to read the vectors into memory";
+        let mut batches = self
+            .table
+            .query()
+            .select(Select::columns(&columns))
+            .execute()
+            .await
+            .map_err(map_lance_error(message))?;
+        let mut matrix = Matrix::with_capacity(version, self.schema.dimension(), rows);
+        while let Some(batch) = batches.try_next().await.map_err(map_lance_error(message))? {
+            schema::read_vector_rows(&batch, |id, document, vector| {
+                matrix.push(id, document, vector);
+            })?;
         }
-        let matrix = Arc::new(Matrix::new(version, self.schema.dimension(), read));
+        // Coding a million rows takes seconds: not on the async runtime's workers.
+        let matrix = tokio::task::spawn_blocking(move || Arc::new(matrix.coded()))
+            .await
+            .map_err(|e| PortError::internal("vector copy task failed", e))?;
+        self.flat.loads.fetch_add(1, AtomicOrdering::Relaxed);
         tracing::debug!(
             rows = matrix.ids.len(),
             version,
@@ -184,31 +207,35 @@ impl LanceVectorIndex {
 }
 
 impl Matrix {
-    fn new(version: u64, dimension: usize, read: Vec<(ChunkId, DocumentId, Vec<f32>)>) -> Self {
-        let mut ids = Vec::with_capacity(read.len());
-        let mut documents = Vec::with_capacity(read.len());
-        let mut rows = Vec::with_capacity(read.len() * dimension);
-        let mut inverse_norms = Vec::with_capacity(read.len());
-        let mut positions = HashMap::with_capacity(read.len());
-        for (i, (id, document, vector)) in read.into_iter().enumerate() {
-            documents.push(document);
-            let norm = dot_f32(&vector, &vector).sqrt();
-            inverse_norms.push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
-            rows.extend(vector);
-            positions.insert(id.clone(), i);
-            ids.push(id);
-        }
-        let codes = Codes::new(&rows, dimension);
+    /// An empty copy of table version `version` with room for `capacity` rows, filled by
+    /// [`Matrix::push`], then coded by [`Matrix::coded`].
+    fn with_capacity(version: u64, dimension: usize, capacity: usize) -> Self {
         Self {
             version,
             dimension,
-            ids,
-            documents,
-            rows,
-            inverse_norms,
-            positions,
-            codes,
+            ids: Vec::with_capacity(capacity),
+            documents: Vec::with_capacity(capacity),
+            rows: Vec::with_capacity(capacity * dimension),
+            inverse_norms: Vec::with_capacity(capacity),
+            positions: HashMap::with_capacity(capacity),
+            codes: Codes::new(&[], dimension),
         }
+    }
+
+    fn push(&mut self, id: ChunkId, document: DocumentId, vector: &[f32]) {
+        let norm = dot_f32(vector, vector).sqrt();
+        self.inverse_norms
+            .push(if norm > 0.0 { 1.0 / norm } else { 0.0 });
+        self.rows.extend_from_slice(vector);
+        self.positions.insert(id.clone(), self.ids.len());
+        self.ids.push(id);
+        self.documents.push(document);
+    }
+
+    /// The copy with its rows coded.
+    fn coded(mut self) -> Self {
+        self.codes = Codes::new(&self.rows, self.dimension);
+        self
     }
 
     /// The stored vectors of `ids`, in the order asked; ids not held are left out.
@@ -260,36 +287,16 @@ impl Matrix {
     }
 
     /// The rows (`kept`, in row order) whose cosine with the unit `query` can be among the
-    /// `k` best, from the codes' estimates and their error bounds: the `k` highest lower
-    /// bounds are reached by `k` rows, so a row whose upper bound is below the `k`-th of
-    /// them cannot be among the best `k`, and every other row is a candidate.
+    /// `k` best ([`Codes::candidates`]).
     fn candidates(&self, query: &[f32], k: usize, kept: impl Fn(&usize) -> bool) -> Vec<usize> {
-        let mut estimates = Vec::with_capacity(self.ids.len());
-        let bound = self.codes.dots_into(query, &mut estimates);
-        // (lower, upper, row) of each kept row's cosine.
-        let mut rows: Vec<(f32, f32, usize)> = estimates
-            .iter()
-            .zip(&self.inverse_norms)
-            .enumerate()
-            .filter(|(i, _)| kept(i))
-            .map(|(i, (dot, inverse))| {
-                let (cosine, off) = (dot * inverse, self.codes.bound(bound, i) * inverse);
-                (cosine - off, cosine + off, i)
-            })
-            .collect();
-        if k < rows.len() {
-            let mut lower: Vec<f32> = rows.iter().map(|r| r.0).collect();
-            let (_, kth, _) = lower.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-            let floor = *kth;
-            rows.retain(|r| r.1 >= floor);
-        }
+        let rows = self.codes.candidates(query, k, &self.inverse_norms, kept);
         tracing::trace!(
             rows = self.ids.len(),
             candidates = rows.len(),
             k,
             "vector scan by codes"
         );
-        rows.into_iter().map(|(_, _, i)| i).collect()
+        rows
     }
 
     /// Row `i`'s score for the unit `query`, as the scan of all rows scores it.
@@ -341,6 +348,14 @@ fn unit(v: &[f32]) -> Vec<f32> {
 mod tests {
     use super::*;
 
+    fn built(dimension: usize, read: Vec<(ChunkId, DocumentId, Vec<f32>)>) -> Matrix {
+        let mut matrix = Matrix::with_capacity(1, dimension, read.len());
+        for (id, document, vector) in read {
+            matrix.push(id, document, &vector);
+        }
+        matrix.coded()
+    }
+
     fn matrix(rows: &[(&str, [f32; 3])]) -> Matrix {
         let read = rows
             .iter()
@@ -349,7 +364,7 @@ mod tests {
                 (ChunkId::new(*id).unwrap(), document, v.to_vec())
             })
             .collect();
-        Matrix::new(1, 3, read)
+        built(3, read)
     }
 
     #[test]
@@ -388,7 +403,7 @@ mod tests {
                 (id, DocumentId::new(format!("d{}", i / 2)).unwrap(), v)
             })
             .collect();
-        let m = Matrix::new(1, dimension, read);
+        let m = built(dimension, read);
         for shift in values(20 * dimension, 9).chunks(dimension) {
             let raw: Vec<f32> = centres[0]
                 .iter()

@@ -289,15 +289,29 @@ pub(crate) fn read_ids(batch: &RecordBatch) -> PortResult<Vec<(ChunkId, f32)>> {
         .collect()
 }
 
-/// Reads the document ids of a batch, row by row.
-pub(crate) fn read_document_ids(batch: &RecordBatch) -> PortResult<Vec<DocumentId>> {
+/// Hands `each` the chunk id, document id and vector of every row of a batch of those three
+/// columns, in order (the vector borrowed from the batch: nothing copied per row).
+pub(crate) fn read_vector_rows(
+    batch: &RecordBatch,
+    mut each: impl FnMut(ChunkId, DocumentId, &[f32]),
+) -> PortResult<()> {
+    let chunk_ids = Strings::of(batch, CHUNK_ID)?;
     let document_ids = Strings::of(batch, DOCUMENT_ID)?;
-    (0..batch.num_rows())
-        .map(|row| {
-            let id = not_null(document_ids.get(row), DOCUMENT_ID)?;
-            DocumentId::new(id).map_err(|e| corrupt(format!("bad document id: {e}")))
-        })
-        .collect()
+    let vectors = column::<FixedSizeListArray>(batch, VECTOR)?;
+    for row in 0..batch.num_rows() {
+        let id = not_null(chunk_ids.get(row), CHUNK_ID)?;
+        let id = ChunkId::new(id).map_err(|e| corrupt(format!("bad chunk id: {e}")))?;
+        let document = not_null(document_ids.get(row), DOCUMENT_ID)?;
+        let document =
+            DocumentId::new(document).map_err(|e| corrupt(format!("bad document id: {e}")))?;
+        let values = vectors.value(row);
+        let floats = values
+            .as_any()
+            .downcast_ref::<Float32Array>()
+            .ok_or_else(|| corrupt(format!("column `{VECTOR}` is not of f32")))?;
+        each(id, document, floats.values());
+    }
+    Ok(())
 }
 
 pub(crate) fn read_vectors(batch: &RecordBatch) -> PortResult<Vec<(ChunkId, Vec<f32>)>> {

@@ -597,6 +597,32 @@ fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn concurrent_searches_after_a_write_load_the_memory_copy_once() {
+    let dir = TempDir::new().expect("temp dir");
+    let index = open(&dir).await;
+    index.upsert(&random_records(200, 0)).await.expect("upsert");
+    let before = index.memory_loads();
+    let probe = vec![0.5f32; DIM];
+    let searches: Vec<_> = (0..8)
+        .map(|_| {
+            let (index, probe) = (index.clone(), probe.clone());
+            tokio::spawn(async move { index.nearest_ids(&probe, 5).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for search in searches {
+        results.push(search.await.expect("task").expect("search"));
+    }
+    assert_eq!(
+        index.memory_loads() - before,
+        1,
+        "one load for eight searches"
+    );
+    assert!(results.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(results[0].len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_memory_copy_is_loaded_by_warm_and_after_optimize_not_by_the_next_search() {
     let dir = TempDir::new().expect("temp dir");
     let index = open(&dir).await;
