@@ -57,8 +57,8 @@ pub(crate) struct Matrix {
 #[derive(Debug, Default)]
 pub(crate) struct FlatCache {
     matrix: RwLock<Option<Arc<Matrix>>>,
-    /// Held while a copy loads: queries that find the copy stale wait for the one load
-    /// instead of each reading every vector (8 clients after a write: 8 copies at once).
+    /// Held while a copy loads: one load at a time (8 clients after a write would otherwise
+    /// read 8 copies at once); searches meanwhile go to LanceDB ([`Loading::Elsewhere`]).
     loading: tokio::sync::Mutex<()>,
     /// Copies loaded so far.
     loads: AtomicUsize,
@@ -75,6 +75,17 @@ impl FlatCache {
     }
 }
 
+/// What a search does when the copy is stale and another task is loading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loading {
+    /// Waits for that load (warming: the copy is what it is for).
+    Wait,
+    /// Searches LanceDB instead, rather than wait (a million rows take seconds to copy, a
+    /// LanceDB search through its ANN index about 100 ms): its exact scan's results below
+    /// `ann_min_rows`, its index's above.
+    Elsewhere,
+}
+
 impl LanceVectorIndex {
     /// The `k` nearest ids by an exact scan of the in-memory copy, or `None` when the table
     /// holds more than the configured rows (or memory scans are off).
@@ -83,7 +94,7 @@ impl LanceVectorIndex {
         vector: &[f32],
         k: usize,
     ) -> PortResult<Option<Vec<ScoredId>>> {
-        let Some(matrix) = self.flat_matrix().await? else {
+        let Some(matrix) = self.flat_matrix(Loading::Elsewhere).await? else {
             return Ok(None);
         };
         let query = unit(vector);
@@ -100,7 +111,7 @@ impl LanceVectorIndex {
         k: usize,
         documents: &HashSet<DocumentId>,
     ) -> PortResult<Option<Vec<ScoredId>>> {
-        let Some(matrix) = self.flat_matrix().await? else {
+        let Some(matrix) = self.flat_matrix(Loading::Elsewhere).await? else {
             return Ok(None);
         };
         let query = unit(vector);
@@ -117,7 +128,7 @@ impl LanceVectorIndex {
     ///
     /// [`VectorIndex::optimize`]: crag_ports::VectorIndex::optimize
     pub async fn warm(&self) -> PortResult<Option<usize>> {
-        Ok(self.flat_matrix().await?.map(|m| m.ids.len()))
+        Ok(self.flat_matrix(Loading::Wait).await?.map(|m| m.ids.len()))
     }
 
     /// The rows of the in-memory copy when it holds the current table version, without
@@ -145,12 +156,15 @@ impl LanceVectorIndex {
         &self,
         ids: &[ChunkId],
     ) -> PortResult<Option<Vec<(ChunkId, Vec<f32>)>>> {
-        Ok(self.flat_matrix().await?.map(|m| m.vectors(ids)))
+        Ok(self
+            .flat_matrix(Loading::Elsewhere)
+            .await?
+            .map(|m| m.vectors(ids)))
     }
 
     /// The copy of the current table version, loaded when missing or stale; `None` when
     /// memory scans are off or the table is too large to copy.
-    async fn flat_matrix(&self) -> PortResult<Option<Arc<Matrix>>> {
+    async fn flat_matrix(&self, loading: Loading) -> PortResult<Option<Arc<Matrix>>> {
         if self.memory_scan_rows == 0 {
             return Ok(None);
         }
@@ -161,8 +175,17 @@ impl LanceVectorIndex {
         if let Some(matrix) = self.flat.current(version) {
             return Ok(fresh(matrix));
         }
-        let _loading = self.flat.loading.lock().await;
-        // Loaded by the query this one waited for?
+        let _loading = match loading {
+            Loading::Wait => self.flat.loading.lock().await,
+            Loading::Elsewhere => match self.flat.loading.try_lock() {
+                Ok(guard) => guard,
+                Err(_) => {
+                    tracing::debug!("vectors being copied into memory; searching LanceDB");
+                    return Ok(None);
+                }
+            },
+        };
+        // Loaded while this one waited?
         if let Some(matrix) = self.flat.current(version) {
             return Ok(fresh(matrix));
         }
