@@ -6,7 +6,9 @@
 
 Reads RUNS/bm25.run and RUNS/vector.run (one line per document at its best chunk, with the
 leg's score) and prints nDCG@10 of each leg, of RRF over several constants and of the convex
-combination of min-max-normalised scores over several keyword weights. The simulation fuses
+combination of min-max-normalised scores over several keyword weights, and with a weight per
+query read from the legs' own score curves (no labels: the leg whose 10th score falls
+further below its first gets more weight; or the legs' z-scored top scores). The simulation fuses
 *documents* (each at its best chunk), while the engine fuses chunks: use it to choose a
 parameter on a training split, then confirm with `crag eval` (CRAG_RETRIEVAL__FUSION,
 CRAG_RETRIEVAL__KEYWORD_WEIGHT, CRAG_RETRIEVAL__RRF_K) on held-out queries.
@@ -74,6 +76,29 @@ def convex(keyword, vector, weight: float) -> list[str]:
     return sorted(scores, key=lambda d: -scores[d])
 
 
+def peak(leg: list[tuple[str, float]], depth: int) -> float:
+    """How far below the leg's first min-max-normalised score its `depth`-th falls."""
+    scores = [s for _, s in sorted(min_max(leg).items(), key=lambda x: -x[1])]
+    return 1.0 - scores[min(depth, len(scores)) - 1] if scores else 0.0
+
+
+def top_z(leg: list[tuple[str, float]]) -> float:
+    """The leg's first score in standard deviations above its mean."""
+    scores = [s for _, s in leg]
+    if len(scores) < 2:
+        return 0.0
+    mean = sum(scores) / len(scores)
+    sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
+    return (max(scores) - mean) / sd if sd > 0 else 0.0
+
+
+def adaptive_weight(keyword, vector, signal, strength: float) -> float:
+    """0.5 moved towards the keyword leg's share of `signal` by `strength`."""
+    k, v = signal(keyword), signal(vector)
+    share = k / (k + v) if k + v > 0 else 0.5
+    return 0.5 + strength * (share - 0.5)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("runs", type=Path, help="directory of `crag eval --runs`")
@@ -95,6 +120,16 @@ def main() -> None:
         print(f"rrf k={k:<14} {mean(lambda q: rrf([keyword[q], vector[q]], k)):.4f}")
     for w in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
         print(f"convex weight={w:<6} {mean(lambda q: convex(keyword[q], vector[q], w)):.4f}")
+    signals = [(f"peak@{d}", lambda leg, d=d: peak(leg, d)) for d in (5, 10, 20)]
+    for name, signal in signals + [("top z", top_z)]:
+        for strength in (0.5, 1.0):
+            label = f"per query {name} x{strength}"
+
+            def fused(q, signal=signal, strength=strength):
+                w = adaptive_weight(keyword[q], vector[q], signal, strength)
+                return convex(keyword[q], vector[q], w)
+
+            print(f"{label:<20} {mean(fused):.4f}")
 
 
 if __name__ == "__main__":
