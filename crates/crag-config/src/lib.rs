@@ -393,8 +393,9 @@ pub struct VectorIndexSection {
     /// only (the codes of every row first, then again exactly the rows whose estimates' error
     /// bounds reach the k-th best); the copy is loaded when the index opens and again at the end
     /// of each ingestion or deletion; a stale copy (the version moved otherwise) is reloaded by
-    /// the next search. `0`: every search goes to LanceDB. Same results as LanceDB's exact scan
-    /// (cosine to float rounding, ties by chunk id).
+    /// the next search, one load at a time, the searches meanwhile going to LanceDB. `0`: every
+    /// search goes to LanceDB. Same results as LanceDB's exact scan (cosine to float rounding,
+    /// ties by chunk id).
     pub memory_scan_rows: usize,
     /// Partitions of the ANN index a search visits (fewer: faster, lower recall); `0`: LanceDB's
     /// adaptive choice. Acts at query time.
