@@ -37,15 +37,18 @@ pub const WRITES_PER_UPKEEP: usize = 64;
 pub const KEY_INDEX_SEGMENTS: usize = 4;
 
 impl LanceVectorIndex {
-    /// Counts a write; every [`WRITES_PER_UPKEEP`]th compacts small fragments and brings the
-    /// chunk-id index up to date.
+    /// Counts a write; every [`WRITES_PER_UPKEEP`]th compacts small fragments, brings the
+    /// chunk-id index up to date and, when one is due, prunes old versions: without it a long
+    /// ingestion keeps every file its compactions superseded until its final `optimize` (a
+    /// million chunks: 15 GiB of vectors on disk instead of about 3).
     pub(crate) async fn after_write(&self) -> PortResult<()> {
         let writes = self.writes.fetch_add(1, Ordering::Relaxed) + 1;
         if !writes.is_multiple_of(WRITES_PER_UPKEEP) {
             return Ok(());
         }
         crate::tidy::compact_if_needed(&self.table).await?;
-        self.maintain_key_index().await
+        self.maintain_key_index().await?;
+        crate::tidy::prune_if_due(&self.table, &self.prune).await
     }
 
     /// Rows in the chunk-id index and rows written since (not in it yet), if there is one.

@@ -86,6 +86,8 @@ impl CacheBudget {
 #[derive(Debug, Default)]
 pub(crate) struct PruneClock {
     last: Mutex<Option<Instant>>,
+    /// Prunes run so far.
+    runs: std::sync::atomic::AtomicUsize,
 }
 
 impl PruneClock {
@@ -112,6 +114,11 @@ impl TableLayout {
 }
 
 impl LanceVectorIndex {
+    /// How many times this handle and its clones pruned old table versions.
+    pub fn version_prunes(&self) -> usize {
+        self.prune.runs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Compacts the table when it has [`COMPACT_AT_SMALL_FRAGMENTS`] small fragments or
     /// [`COMPACT_AT_DELETED_SHARE`] of its rows deleted (fragments up to
     /// [`COMPACT_TARGET_ROWS`] rows); builds or updates the
@@ -183,6 +190,9 @@ pub(crate) async fn prune_if_due(table: &Table, clock: &PruneClock) -> PortResul
         })
         .await
         .map_err(map_lance_error("failed to prune table versions"))?;
+    clock
+        .runs
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let removal = pruned.prune.unwrap_or_default();
     tracing::debug!(
         table = %table.name(),

@@ -423,7 +423,13 @@ async fn the_chunk_id_index_segments_are_merged_so_that_compaction_joins_their_f
             let segments = index.key_index_segments().await.expect("stats");
             most_segments = most_segments.max(segments.expect("a chunk id index"));
         }
+        if i + 1 == crag_lancedb::WRITES_PER_UPKEEP {
+            // The first upkeep prunes old versions (none pruned yet), the next ones within
+            // the minute do not.
+            assert_eq!(index.version_prunes(), 1, "pruned by the first upkeep");
+        }
     }
+    assert_eq!(index.version_prunes(), 1, "at most one prune a minute");
     // Each upkeep adds a segment until one more would pass the most; then they are merged.
     assert_eq!(most_segments, crag_lancedb::KEY_INDEX_SEGMENTS);
     assert!(
