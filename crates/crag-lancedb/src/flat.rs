@@ -18,7 +18,6 @@ use crag_core::{ChunkId, DocumentId, ScoredId};
 use crag_ports::{PortError, PortResult};
 use futures::TryStreamExt;
 use lance_linalg::distance::dot::{dot_f32, Dot};
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use crate::codes::Codes;
 use crate::error::map_lance_error;
@@ -200,16 +199,11 @@ impl LanceVectorIndex {
         }
         // Batch by batch into the copy: no second copy of every vector while it loads.
         let columns = [schema::CHUNK_ID, schema::DOCUMENT_ID, schema::VECTOR];
-        let message = "failed to read the vectors into memory";
         let mut batches = self
-            .table
-            .query()
-            .select(Select::columns(&columns))
-            .execute()
-            .await
-            .map_err(map_lance_error(message))?;
+            .scan_batches(&columns, "failed to read the vectors into memory")
+            .await?;
         let mut matrix = Matrix::with_capacity(version, self.schema.dimension(), rows);
-        while let Some(batch) = batches.try_next().await.map_err(map_lance_error(message))? {
+        while let Some(batch) = batches.try_next().await? {
             schema::read_vector_rows(&batch, |id, document, vector| {
                 matrix.push(id, document, vector);
             })?;

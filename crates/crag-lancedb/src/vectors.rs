@@ -4,7 +4,8 @@
 use arrow_array::RecordBatch;
 use crag_core::ChunkId;
 use crag_ports::{DocumentEntries, DocumentEntry, PortResult};
-use futures::TryStreamExt;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use crate::error::map_lance_error;
@@ -52,15 +53,27 @@ impl LanceVectorIndex {
         columns: &[&str],
         message: &'static str,
     ) -> PortResult<Vec<RecordBatch>> {
-        self.table
+        self.scan_batches(columns, message)
+            .await?
+            .try_collect()
+            .await
+    }
+
+    /// [`LanceVectorIndex::scan_columns`] a batch at a time, for scans too large to hold twice.
+    pub(crate) async fn scan_batches(
+        &self,
+        columns: &[&str],
+        message: &'static str,
+    ) -> PortResult<BoxStream<'static, PortResult<RecordBatch>>> {
+        Ok(self
+            .table
             .query()
             .select(Select::columns(columns))
             .execute()
             .await
             .map_err(map_lance_error(message))?
-            .try_collect()
-            .await
-            .map_err(map_lance_error(message))
+            .map_err(move |e| map_lance_error(message)(e))
+            .boxed())
     }
 
     /// Every stored document with its number of rows and the content hash of its first chunk
