@@ -252,6 +252,9 @@ pub async fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
         let outcome = engine.query(&request(q.clone())).await?;
         return output::query(top_k, &outcome, args.json);
     }
+    // Every query of the batch through the same vector search (a large table's in-memory
+    // copy loads in the background; a one-shot query does not wait for it).
+    engine.warm_up().await?;
     let bar = if args.json {
         ProgressBar::hidden()
     } else {

@@ -137,6 +137,14 @@ impl Engine {
         self.query_vectors.clear();
     }
 
+    /// Waits until the vector index has loaded what its searches read from memory (a large
+    /// table's copy loads in the background after open and after each ingestion): a run that
+    /// compares answers (an evaluation, a batch of queries) calls it first, so that every
+    /// query takes the same path.
+    pub async fn warm_up(&self) -> Result<()> {
+        Ok(self.vectors.warm_up().await?)
+    }
+
     /// The engine's tunables.
     pub fn config(&self) -> &EngineConfig {
         &self.config

@@ -210,6 +210,9 @@ pub async fn prepare_index(
     let ingest = engine
         .ingest(loaded.documents, loaded.skipped, &loaded.scope, progress)
         .await?;
+    // Every judged query through the same vector search (a large table's in-memory copy
+    // loads in the background; searches meanwhile go to LanceDB).
+    engine.warm_up().await?;
     Ok(PreparedIndex {
         engine,
         name,

@@ -23,10 +23,10 @@ use crate::codes::Codes;
 use crate::error::map_lance_error;
 use crate::{schema, score_of, LanceVectorIndex};
 
-/// Default most rows of a table copied into memory for exact scans: 100k MiniLM vectors are
-/// about 150 MiB, and 37 MiB more of codes. Larger tables are searched by LanceDB (and its
-/// ANN index from that size).
-pub const DEFAULT_MEMORY_SCAN_ROWS: usize = 100_000;
+/// Default most rows of a table copied into memory for exact scans: 1.5 million MiniLM
+/// vectors are about 2.1 GiB, and 0.5 GiB more of codes. Larger tables are searched by
+/// LanceDB (its ANN index).
+pub const DEFAULT_MEMORY_SCAN_ROWS: usize = 1_500_000;
 
 /// A copy of more rows than this many per row asked for (plus [`CODES_FROM_ROWS`]) is
 /// scanned by its codes first; a smaller one is scored exactly at once.
@@ -58,7 +58,7 @@ pub(crate) struct FlatCache {
     matrix: RwLock<Option<Arc<Matrix>>>,
     /// Held while a copy loads: one load at a time (8 clients after a write would otherwise
     /// read 8 copies at once); searches meanwhile go to LanceDB ([`Loading::Elsewhere`]).
-    loading: tokio::sync::Mutex<()>,
+    pub(crate) loading: Arc<tokio::sync::Mutex<()>>,
     /// Copies loaded so far.
     loads: AtomicUsize,
 }
@@ -76,7 +76,7 @@ impl FlatCache {
 
 /// What a search does when the copy is stale and another task is loading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Loading {
+pub(crate) enum Loading {
     /// Waits for that load (warming: the copy is what it is for).
     Wait,
     /// Searches LanceDB instead, rather than wait (a million rows take seconds to copy, a
@@ -121,15 +121,6 @@ impl LanceVectorIndex {
         Ok(Some(hits))
     }
 
-    /// Loads the in-memory copy of the current table version now, so that the next search
-    /// does not wait for it (at start, and after each [`VectorIndex::optimize`]). Returns the
-    /// rows copied, or `None` when memory scans are off or the table is too large.
-    ///
-    /// [`VectorIndex::optimize`]: crag_ports::VectorIndex::optimize
-    pub async fn warm(&self) -> PortResult<Option<usize>> {
-        Ok(self.flat_matrix(Loading::Wait).await?.map(|m| m.ids.len()))
-    }
-
     /// The rows of the in-memory copy when it holds the current table version, without
     /// loading it.
     pub async fn memory_rows(&self) -> PortResult<Option<usize>> {
@@ -143,7 +134,7 @@ impl LanceVectorIndex {
         self.flat.loads.load(AtomicOrdering::Relaxed)
     }
 
-    async fn table_version(&self) -> PortResult<u64> {
+    pub(crate) async fn table_version(&self) -> PortResult<u64> {
         self.table
             .version()
             .await
@@ -163,16 +154,13 @@ impl LanceVectorIndex {
 
     /// The copy of the current table version, loaded when missing or stale; `None` when
     /// memory scans are off or the table is too large to copy.
-    async fn flat_matrix(&self, loading: Loading) -> PortResult<Option<Arc<Matrix>>> {
+    pub(crate) async fn flat_matrix(&self, loading: Loading) -> PortResult<Option<Arc<Matrix>>> {
         if self.memory_scan_rows == 0 {
             return Ok(None);
         }
         let version = self.table_version().await?;
-        // Clones share the copy; each keeps to its own row limit.
-        let fresh =
-            |matrix: Arc<Matrix>| (matrix.ids.len() <= self.memory_scan_rows).then_some(matrix);
         if let Some(matrix) = self.flat.current(version) {
-            return Ok(fresh(matrix));
+            return Ok(self.within_limit(matrix));
         }
         let _loading = match loading {
             Loading::Wait => self.flat.loading.lock().await,
@@ -184,9 +172,20 @@ impl LanceVectorIndex {
                 }
             },
         };
-        // Loaded while this one waited?
+        self.load_locked(version).await
+    }
+
+    /// The copy when this handle's row limit admits it (clones share the copy; each keeps
+    /// to its own limit).
+    fn within_limit(&self, matrix: Arc<Matrix>) -> Option<Arc<Matrix>> {
+        (matrix.ids.len() <= self.memory_scan_rows).then_some(matrix)
+    }
+
+    /// The copy of table version `version`, loaded unless another task loaded it first; the
+    /// caller holds [`FlatCache::loading`].
+    pub(crate) async fn load_locked(&self, version: u64) -> PortResult<Option<Arc<Matrix>>> {
         if let Some(matrix) = self.flat.current(version) {
-            return Ok(fresh(matrix));
+            return Ok(self.within_limit(matrix));
         }
         let rows = self
             .table
@@ -224,6 +223,11 @@ impl LanceVectorIndex {
 }
 
 impl Matrix {
+    /// The rows copied.
+    pub(crate) fn rows(&self) -> usize {
+        self.ids.len()
+    }
+
     /// An empty copy of table version `version` with room for `capacity` rows, filled by
     /// [`Matrix::push`], then coded by [`Matrix::coded`].
     fn with_capacity(version: u64, dimension: usize, capacity: usize) -> Self {

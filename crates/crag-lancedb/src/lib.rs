@@ -21,6 +21,7 @@ mod search;
 mod store;
 mod tidy;
 mod vectors;
+mod warming;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -43,6 +44,7 @@ use crate::search::{nearest_of, score_of};
 pub use crate::store::{drop_database, StoreOptions};
 pub use crate::tidy::CacheBudget;
 use crate::tidy::PruneClock;
+pub use crate::warming::{Warming, DEFAULT_WARM_WAIT_ROWS};
 
 /// Most document ids put in one `DELETE ... IN (...)` predicate.
 const DELETE_BATCH: usize = 512;
@@ -123,6 +125,8 @@ pub struct LanceVectorIndex {
     prune: Arc<PruneClock>,
     /// Most rows copied into memory for exact scans (0: none).
     memory_scan_rows: usize,
+    /// Most rows of a copy [`LanceVectorIndex::start_warm`] loads before it returns.
+    warm_wait_rows: usize,
     /// Partitions of the ANN index a search visits (0: LanceDB's adaptive choice).
     nprobes: usize,
     flat: Arc<flat::FlatCache>,
@@ -183,6 +187,7 @@ impl LanceVectorIndex {
             budget,
             prune: Arc::default(),
             memory_scan_rows: DEFAULT_MEMORY_SCAN_ROWS,
+            warm_wait_rows: DEFAULT_WARM_WAIT_ROWS,
             nprobes: 0,
             flat: Arc::default(),
             writes: Arc::default(),
@@ -395,12 +400,17 @@ impl VectorIndex for LanceVectorIndex {
     /// See [`LanceVectorIndex::tidy`].
     async fn optimize(&self) -> PortResult<()> {
         self.tidy().await?;
-        // The writes moved the table's version: the copy is reloaded here rather than by the
-        // next search. A failure costs nothing but that search's wait.
-        if let Err(error) = self.warm().await {
+        // The writes moved the table's version: the copy is reloaded here (a large one in
+        // the background) rather than by the next search. A failure costs nothing but that
+        // search's wait.
+        if let Err(error) = self.start_warm().await {
             tracing::warn!(%error, "vectors not copied into memory; the next search will try");
         }
         Ok(())
+    }
+
+    async fn warm_up(&self) -> PortResult<()> {
+        self.warm().await.map(|_| ())
     }
 }
 

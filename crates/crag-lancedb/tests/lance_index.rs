@@ -1,7 +1,7 @@
 //! Integration tests of the LanceDB vector index on a temporary directory.
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
-use crag_lancedb::{AnnPolicy, LanceVectorIndex};
+use crag_lancedb::{AnnPolicy, LanceVectorIndex, Warming};
 use crag_ports::fakes::HashEmbedder;
 use crag_ports::testsuite::{chunk, sample_chunks, vector_index_suite};
 use crag_ports::{EmbeddedChunk, Embedder, ErrorKind, VectorIndex};
@@ -683,4 +683,71 @@ async fn the_memory_copy_is_loaded_by_warm_and_after_optimize_not_by_the_next_se
         Some(33),
         "the first handle keeps its copy"
     );
+}
+
+// One thread: the background task cannot run before the test awaits.
+#[tokio::test]
+async fn a_large_memory_copy_loads_in_the_background_while_searches_go_to_lancedb() {
+    let dir = TempDir::new().expect("temp dir");
+    // 200 rows count as large from 100.
+    let index = open(&dir).await.with_warm_wait_rows(100);
+    index.upsert(&random_records(200, 0)).await.expect("upsert");
+    let before = index.memory_loads();
+    assert_eq!(
+        index.start_warm().await.expect("start"),
+        Warming::Background
+    );
+    // The background task holds the load from before `start_warm` returned (it has not run
+    // yet): this search goes to LanceDB (or finds the copy loaded), it loads none of its own.
+    assert!(
+        index.memory_loading(),
+        "the load is held before the task runs"
+    );
+    let probe = vec![0.5f32; DIM];
+    let first = index.nearest_ids(&probe, 5).await.expect("search");
+    index.warm_up().await.expect("warm up");
+    assert_eq!(index.memory_rows().await.expect("rows"), Some(200));
+    assert_eq!(
+        index.memory_loads() - before,
+        1,
+        "one load, the background's"
+    );
+    let copied = index.nearest_ids(&probe, 5).await.expect("search");
+    let ids = |hits: &[crag_core::ScoredId]| hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&first), ids(&copied), "the same neighbours either way");
+    assert_eq!(
+        index.start_warm().await.expect("again"),
+        Warming::Loaded(200),
+        "current: nothing to load"
+    );
+
+    // A table within the wait rows is loaded before `start_warm` returns; none beyond the
+    // memory scan's rows.
+    index
+        .upsert(&random_records(10, 200))
+        .await
+        .expect("upsert");
+    assert_eq!(
+        index
+            .clone()
+            .with_warm_wait_rows(1000)
+            .start_warm()
+            .await
+            .expect("small"),
+        Warming::Loaded(210)
+    );
+    index
+        .upsert(&random_records(10, 210))
+        .await
+        .expect("upsert");
+    assert_eq!(
+        index
+            .clone()
+            .with_memory_scan(100)
+            .start_warm()
+            .await
+            .expect("over"),
+        Warming::Off
+    );
+    assert_eq!(index.memory_loads() - before, 2);
 }

@@ -84,6 +84,14 @@ pub trait VectorIndex: Debug + Send + Sync + 'static {
     async fn optimize(&self) -> PortResult<()> {
         Ok(())
     }
+
+    /// Loads what searches read from memory, waiting for a load in progress (one started in
+    /// the background at open or by [`VectorIndex::optimize`]), so that the searches that
+    /// follow all take the same path: for runs that compare answers (evaluations, batches).
+    /// The default does nothing, for indexes that hold nothing in memory.
+    async fn warm_up(&self) -> PortResult<()> {
+        Ok(())
+    }
 }
 
 /// The default [`VectorIndex::nearest_ids_within`]: ever deeper searches, filtered.

@@ -17,7 +17,7 @@ use crag_engine::{
     LlmGapDetector,
 };
 use crag_expansion::SynonymTable;
-use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex, StoreOptions};
+use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex, StoreOptions, Warming};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
 use crag_ports::{Embedder, GapDetector, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
@@ -168,8 +168,14 @@ pub async fn open_indexes_sharing(
     .with_ann(ann_policy(&config.vector_index))
     .with_memory_scan(config.vector_index.memory_scan_rows)
     .with_nprobes(config.vector_index.nprobes);
-    if let Err(error) = vectors.warm().await {
-        tracing::warn!(%error, "vectors not copied into memory at start; the first search will try");
+    match vectors.start_warm().await {
+        Ok(Warming::Background) => tracing::info!(
+            "vectors being copied into memory in the background; searches go to LanceDB meanwhile"
+        ),
+        Ok(Warming::Off | Warming::Loaded(_)) => {}
+        Err(error) => {
+            tracing::warn!(%error, "vectors not copied into memory at start; the first search will try");
+        }
     }
     let (symbols, terms) = graphs::open(config, data_dir, engine.graph.enabled).await?;
     let mut engine =
