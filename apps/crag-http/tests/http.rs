@@ -915,10 +915,20 @@ async fn overload_is_refused_and_slow_requests_time_out() {
     let (status, _) = send(&app, q()).await;
     assert_eq!(status, StatusCode::OK);
 
+    // A 1 ms deadline against a query of several ms. The deadline is checked when the query
+    // waits; a worker starved of CPU until the legs' blocking tasks are done (a loaded
+    // machine) can finish the query in one poll past it, so a few tries.
     let slow = app_with_timeout().await;
-    let (status, body) = send(&slow, q()).await;
-    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
-    assert_eq!(body["error"]["code"], "deadline_exceeded");
+    let mut answers = Vec::new();
+    for _ in 0..5 {
+        let (status, body) = send(&slow, q()).await;
+        if status == StatusCode::GATEWAY_TIMEOUT {
+            assert_eq!(body["error"]["code"], "deadline_exceeded");
+            return;
+        }
+        answers.push((status, body));
+    }
+    panic!("no query of five ran past the 1 ms deadline: {answers:?}");
 }
 
 async fn app_with_timeout() -> App {
