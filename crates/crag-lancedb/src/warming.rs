@@ -9,9 +9,8 @@
 
 use std::sync::Arc;
 
-use crag_ports::PortResult;
+use crag_ports::{PortResult, VectorIndex};
 
-use crate::error::map_lance_error;
 use crate::flat::Loading;
 use crate::LanceVectorIndex;
 
@@ -65,11 +64,7 @@ impl LanceVectorIndex {
         if let Some(rows) = self.memory_rows().await? {
             return Ok(Warming::Loaded(rows));
         }
-        let rows = self
-            .table
-            .count_rows(None)
-            .await
-            .map_err(map_lance_error("failed to count vector table rows"))?;
+        let rows = self.count().await?;
         if rows > self.memory_scan_rows {
             return Ok(Warming::Off);
         }
