@@ -54,11 +54,15 @@ for n in "${sizes[@]}"; do
     /usr/bin/time -v -o "$out/$mode.time" \
       "$crag" --data-dir "$data" query --batch "$queries" "${flags[@]}" > "$out/$mode.json" 2> "$out/$mode.log"
   done
-  # The vector leg through the ANN index (no in-memory scan), then exactly (LanceDB's flat
-  # scan): the same queries, top 10 compared.
-  for how in ann exact; do
-    env_args=(CRAG_VECTOR_INDEX__MEMORY_SCAN_ROWS=0)
-    [ "$how" = exact ] && env_args+=(CRAG_VECTOR_INDEX__ANN=false)
+  # The vector leg through the ANN index (no in-memory scan), exactly (LanceDB's flat scan),
+  # and from the in-memory copy as configured (partitioned from
+  # `memory_partition_from_rows`): the same queries, top 10 compared with the exact scan's.
+  for how in ann exact memory; do
+    case $how in
+      ann) env_args=(CRAG_VECTOR_INDEX__MEMORY_SCAN_ROWS=0) ;;
+      exact) env_args=(CRAG_VECTOR_INDEX__MEMORY_SCAN_ROWS=0 CRAG_VECTOR_INDEX__ANN=false) ;;
+      memory) env_args=(CRAG_LOG="${CRAG_LOG:-warn}") ;;
+    esac
     env "${env_args[@]}" "$crag" --data-dir "$data" eval --dataset "$out/dataset" --index-dir "$data" \
       --stages vector --clients 0 --runs "$out/runs-$how" --json "$out/vector-$how.json" \
       > "$out/vector-$how.txt" 2> "$out/vector-$how.log"

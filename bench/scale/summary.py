@@ -45,6 +45,15 @@ def top10(path):
     return runs
 
 
+def recall_at_10(exact, path):
+    """Mean recall@10 of the run at `path` against `exact`'s top 10s; None without the run."""
+    if not os.path.exists(path):
+        return None
+    approx = top10(path)
+    recall = [len(approx.get(q, set()) & docs) / len(docs) for q, docs in exact.items() if docs]
+    return sum(recall) / len(recall) if recall else None
+
+
 def main():
     n, out, data = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     with open(os.path.join(out, "ingest.log"), encoding="utf-8") as f:
@@ -53,8 +62,9 @@ def main():
     ann = re.findall(r"built vector ANN index.*?partitions=(\d+).*?seconds=([\d.]+)", log)
     with open(os.path.join(out, "ingest.json"), encoding="utf-8") as f:
         ingest = json.load(f)
-    exact, approx = (top10(os.path.join(out, f"runs-{h}", "vector.run")) for h in ("exact", "ann"))
-    recall = [len(approx.get(q, set()) & docs) / len(docs) for q, docs in exact.items() if docs]
+    exact = top10(os.path.join(out, "runs-exact", "vector.run"))
+    recall = recall_at_10(exact, os.path.join(out, "runs-ann", "vector.run"))
+    memory_recall = recall_at_10(exact, os.path.join(out, "runs-memory", "vector.run"))
     disk = int(subprocess.run(["du", "-sb", data], capture_output=True, text=True,
                               check=True).stdout.split()[0])
     summary = {
@@ -65,7 +75,8 @@ def main():
         "ingest_peak_rss_mib": peak_rss_mib(os.path.join(out, "ingest.time")),
         "ann_partitions": int(ann[-1][0]) if ann else None,
         "ann_build_seconds": float(ann[-1][1]) if ann else None,
-        "ann_recall_at_10": sum(recall) / len(recall) if recall else None,
+        "ann_recall_at_10": recall,
+        "memory_recall_at_10": memory_recall,
         "disk_bytes": disk,
         "hybrid": stages(os.path.join(out, "hybrid.json")),
         "crag": stages(os.path.join(out, "crag.json")),
@@ -82,7 +93,7 @@ def main():
     ann_s = summary['ann_build_seconds']
     print(f"  ANN: {summary['ann_partitions']} partitions built in "
           f"{'n/a' if ann_s is None else f'{ann_s:.1f} s'}, recall@10 vs exact "
-          f"{summary['ann_recall_at_10']}")
+          f"{summary['ann_recall_at_10']}; in-memory copy recall@10 {memory_recall}")
     for name, t in (("hybrid", h), ("hybrid+crag", c)):
         parts = ", ".join(f"{k[:-2]} {v['p50']:.2f}/{v['p99']:.2f}" for k, v in t.items()
                           if v["p50"] or v["p99"])

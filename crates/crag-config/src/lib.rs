@@ -396,8 +396,20 @@ pub struct VectorIndexSection {
     /// million take about 8 s); a stale copy (the version moved otherwise) is reloaded by the
     /// next search, one load at a time, the searches meanwhile going to LanceDB (its ANN index
     /// from `ann_min_rows`). `0`: every search goes to LanceDB. Same results as LanceDB's exact
-    /// scan (cosine to float rounding, ties by chunk id).
+    /// scan (cosine to float rounding, ties by chunk id), except for a copy partitioned under
+    /// `memory_partition_from_rows`.
     pub memory_scan_rows: usize,
+    /// A copy of at least this many chunks is split into partitions when it loads (Lance's
+    /// k-means, the square root of its rows: 1,000 for a million, trained on 40 rows each,
+    /// seconds in the background), and a search scans only the `memory_probes` partitions
+    /// whose centroids are nearest the query, not every row: an in-memory IVF index, faster
+    /// and approximate (a neighbour in a partition not visited is missed; recall in
+    /// docs/benchmarks.md). Searches among given documents (filters) scan every row. `0`:
+    /// never; smaller copies are scanned whole, exactly.
+    pub memory_partition_from_rows: usize,
+    /// Partitions of a partitioned copy a search visits (>= 1; more: slower, finds more of the
+    /// true nearest). Acts at query time.
+    pub memory_probes: usize,
     /// Partitions of the ANN index a search visits (fewer: faster, lower recall); `0`: LanceDB's
     /// adaptive choice. Acts at query time.
     pub nprobes: usize,
@@ -414,6 +426,12 @@ pub const MIN_ANN_ROWS: usize = 256;
 /// with their codes. At a million chunks the copy's scan answers hybrid retrieval 2.9x faster
 /// than LanceDB's ANN index for 1.5 GiB more memory (docs/benchmarks.md).
 pub const DEFAULT_MEMORY_SCAN_ROWS: usize = 1_500_000;
+
+/// Default `vector_index.memory_partition_from_rows`.
+pub const DEFAULT_MEMORY_PARTITION_FROM_ROWS: usize = 500_000;
+
+/// Default `vector_index.memory_probes`.
+pub const DEFAULT_MEMORY_PROBES: usize = 128;
 
 /// Default `vector_index.nprobes`: LanceDB's adaptive choice.
 pub const DEFAULT_NPROBES: usize = 0;
@@ -432,6 +450,8 @@ impl Default for VectorIndexSection {
             metadata_cache_mib: DEFAULT_METADATA_CACHE_MIB,
             index_cache_mib: DEFAULT_INDEX_CACHE_MIB,
             memory_scan_rows: DEFAULT_MEMORY_SCAN_ROWS,
+            memory_partition_from_rows: DEFAULT_MEMORY_PARTITION_FROM_ROWS,
+            memory_probes: DEFAULT_MEMORY_PROBES,
             nprobes: DEFAULT_NPROBES,
         }
     }
@@ -444,6 +464,9 @@ impl VectorIndexSection {
                 "vector_index.ann_min_rows must be at least {MIN_ANN_ROWS}, got {}",
                 self.ann_min_rows
             );
+        }
+        if self.memory_probes == 0 {
+            bail!("vector_index.memory_probes must be at least 1");
         }
         for (key, mib) in [
             ("metadata_cache_mib", self.metadata_cache_mib),

@@ -428,6 +428,10 @@ fn the_memory_scan_is_configurable() {
     );
     let off = Config::parse("[vector_index]\nmemory_scan_rows = 0\n").unwrap();
     assert_eq!(off.vector_index.memory_scan_rows, 0);
+    let whole = Config::parse("[vector_index]\nmemory_partition_from_rows = 0\n").unwrap();
+    assert_eq!(whole.vector_index.memory_partition_from_rows, 0);
+    let err = Config::parse("[vector_index]\nmemory_probes = 0\n").unwrap_err();
+    assert!(error_chain(&err).contains("memory_probes"), "{err:#}");
 }
 
 #[test]

@@ -17,7 +17,7 @@ use lance_linalg::distance::dot_u8::dot_u8_u64;
 /// Codes per dimension.
 const LEVELS: f32 = 255.0;
 
-/// How far [`Codes::dots_into`]'s estimates can be from the exact dot products, for one
+/// How far [`Codes::estimate`]'s estimates can be from the exact dot products, for one
 /// query ([`Codes::bound`] of a row), with a little room for the rounding of `f32`
 /// arithmetic.
 ///
@@ -59,8 +59,10 @@ pub(crate) struct Codes {
 }
 
 impl Codes {
-    /// The codes of row-major `rows` of `dimension` values (a dimension of 0 holds no row).
-    pub(crate) fn new(rows: &[f32], dimension: usize) -> Self {
+    /// The codes of row-major `rows` of `dimension` values (a dimension of 0 holds no row),
+    /// in the order of `order` when given (code row `i` holds row `order[i]`, every row
+    /// once), else in row order.
+    pub(crate) fn new(rows: &[f32], dimension: usize, order: Option<&[u32]>) -> Self {
         let mut low = vec![f32::INFINITY; dimension];
         let mut high = vec![f32::NEG_INFINITY; dimension];
         for row in rows.chunks_exact(dimension.max(1)) {
@@ -78,7 +80,12 @@ impl Codes {
         let mut codes = Vec::with_capacity(rows.len());
         let mut sums = Vec::with_capacity(rows.len() / width);
         let mut residual_norms = Vec::with_capacity(rows.len() / width);
-        for row in rows.chunks_exact(width) {
+        let count = rows.len() / width;
+        let sequence: Box<dyn Iterator<Item = usize>> = match order {
+            Some(order) => Box::new(order.iter().map(|&i| i as usize)),
+            None => Box::new(0..count),
+        };
+        for row in sequence.map(|i| &rows[i * width..(i + 1) * width]) {
             let start = codes.len();
             codes.extend(
                 row.iter()
@@ -126,17 +133,20 @@ impl Codes {
         }
     }
 
-    /// Estimates of `query`'s dot product with every row, in row order, written to `out`;
-    /// returns how far each can be from the exact one ([`Codes::bound`]). A query of another
-    /// length estimates zeros, unbounded.
-    pub(crate) fn dots_into(&self, query: &[f32], out: &mut Vec<f32>) -> ErrorBound {
-        out.clear();
+    /// `query` coded for estimates against these codes. A query of another length estimates
+    /// zeros, unbounded.
+    fn code_query(&self, query: &[f32]) -> CodedQuery {
         if self.dimension == 0 || query.len() != self.dimension {
-            out.resize(self.sums.len(), 0.0);
-            return ErrorBound {
-                query_norm: f32::INFINITY,
-                weight_error_norm: f32::INFINITY,
-                cast_room: 0.0,
+            return CodedQuery {
+                base: 0.0,
+                w_low: 0.0,
+                w_step: 0.0,
+                coded: Vec::new(),
+                bound: ErrorBound {
+                    query_norm: f32::INFINITY,
+                    weight_error_norm: f32::INFINITY,
+                    cast_room: 0.0,
+                },
             };
         }
         // q . x = sum(q * low) + sum(w * code) with w = q * step, and w is coded in turn.
@@ -162,49 +172,70 @@ impl Codes {
                 .zip(&self.mean_codes)
                 .map(|(f, m)| f * m)
                 .sum::<f32>();
-        out.extend(
-            self.codes
-                .chunks_exact(self.dimension)
-                .zip(&self.sums)
-                .map(|(row, &sum)| {
-                    // Exact below 2^24, where every dimension under 258 lands.
-                    let dot = dot_u8_u64(&coded, row) as f32;
-                    base + w_low * sum + w_step * dot
-                }),
-        );
         let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
         // The largest code dot product, and an `f32`'s relative rounding (2^-24).
         let largest = LEVELS * LEVELS * self.dimension as f32;
-        ErrorBound {
-            query_norm: norm(query),
-            weight_error_norm: norm(&weight_errors),
-            cast_room: w_step * largest * f32::EPSILON / 2.0,
+        CodedQuery {
+            base,
+            w_low,
+            w_step,
+            coded,
+            bound: ErrorBound {
+                query_norm: norm(query),
+                weight_error_norm: norm(&weight_errors),
+                cast_room: w_step * largest * f32::EPSILON / 2.0,
+            },
         }
     }
 
-    /// The rows (`kept`, in row order) whose cosine with `query` can be among the `k` best,
-    /// from the estimates and their bounds (`inverse_norms`: `1 / |row|` of each row): the `k`
-    /// highest lower bounds are reached by `k` rows, so a row whose upper bound is below the
-    /// `k`-th of them cannot be among the best `k`, and every other row is a candidate.
+    /// The estimate of code row `row`'s dot product with the coded query.
+    fn estimate(&self, query: &CodedQuery, row: usize) -> f32 {
+        if query.coded.is_empty() {
+            return 0.0;
+        }
+        let codes = &self.codes[row * self.dimension..(row + 1) * self.dimension];
+        // Exact below 2^24, where every dimension under 258 lands.
+        let dot = dot_u8_u64(&query.coded, codes) as f32;
+        query.base + query.w_low * self.sums[row] + query.w_step * dot
+    }
+
+    /// Estimates of `query`'s dot product with every code row, in code order, written to
+    /// `out`; returns how far each can be from the exact one ([`Codes::bound`]). A query of
+    /// another length estimates zeros, unbounded.
+    #[cfg(test)]
+    pub(crate) fn dots_into(&self, query: &[f32], out: &mut Vec<f32>) -> ErrorBound {
+        let coded = self.code_query(query);
+        out.clear();
+        out.extend((0..self.sums.len()).map(|row| self.estimate(&coded, row)));
+        coded.bound
+    }
+
+    /// The code rows among `rows` (ascending, `kept` ones) whose cosine with `query` can be
+    /// among the `k` best, from the estimates and their bounds (`inverse_norms`: `1 / |row|`
+    /// of each code row): the `k` highest lower bounds are reached by `k` rows, so a row whose
+    /// upper bound is below the `k`-th of them cannot be among the best `k`, and every other
+    /// row is a candidate.
     pub(crate) fn candidates(
         &self,
         query: &[f32],
         k: usize,
         inverse_norms: &[f32],
-        kept: impl Fn(&usize) -> bool,
+        rows: impl Iterator<Item = usize>,
+        kept: impl Fn(usize) -> bool,
     ) -> Vec<usize> {
-        let mut estimates = Vec::with_capacity(inverse_norms.len());
-        let bound = self.dots_into(query, &mut estimates);
+        let coded = self.code_query(query);
         // The `k` highest lower bounds so far, the lowest of them on top: a row whose upper
         // bound is below it is out, as that floor only rises. One pass, and no copy of every
         // row's bounds (a million rows: 16 MiB, then a selection over them).
         let mut highest: BinaryHeap<Reverse<Lower>> = BinaryHeap::with_capacity(k + 1);
-        let mut rows: Vec<(f32, usize)> = Vec::new();
-        for (i, (dot, inverse)) in estimates.iter().zip(inverse_norms).enumerate() {
-            if !kept(&i) {
+        let mut found: Vec<(f32, usize)> = Vec::new();
+        for i in rows {
+            if !kept(i) {
                 continue;
             }
-            let (cosine, off) = (dot * inverse, self.bound(bound, i) * inverse);
+            let inverse = inverse_norms[i];
+            let dot = self.estimate(&coded, i);
+            let (cosine, off) = (dot * inverse, self.bound(coded.bound, i) * inverse);
             let (lower, upper) = (cosine - off, cosine + off);
             if highest.len() < k {
                 highest.push(Reverse(Lower(lower)));
@@ -216,13 +247,13 @@ impl Codes {
                     *floor = Reverse(Lower(lower));
                 }
             }
-            rows.push((upper, i));
+            found.push((upper, i));
         }
         if let Some(floor) = highest.peek().filter(|_| highest.len() == k) {
             let floor = floor.0 .0;
-            rows.retain(|r| r.0 >= floor);
+            found.retain(|r| r.0 >= floor);
         }
-        rows.into_iter().map(|(_, i)| i).collect()
+        found.into_iter().map(|(_, i)| i).collect()
     }
 
     /// How far row `row`'s estimate under `bound` can be from its exact dot product.
@@ -236,6 +267,20 @@ impl Codes {
             _ => f32::INFINITY,
         }
     }
+}
+
+/// A query coded for [`Codes::estimate`].
+#[derive(Debug)]
+struct CodedQuery {
+    /// What every row's estimate starts from.
+    base: f32,
+    /// The lowest weight, times a row's sum of codes.
+    w_low: f32,
+    /// The weights' step, times a row's code dot product.
+    w_step: f32,
+    /// The coded weights (empty: a query of another length).
+    coded: Vec<u8>,
+    bound: ErrorBound,
 }
 
 /// A lower bound of a row's cosine, ordered by [`f32::total_cmp`] for a heap.
@@ -293,7 +338,7 @@ pub(crate) mod tests {
     fn estimates_are_close_to_the_dot_products() {
         let dimension = 48;
         let rows = values(300 * dimension, 7);
-        let codes = Codes::new(&rows, dimension);
+        let codes = Codes::new(&rows, dimension, None);
         let query = values(dimension, 11);
         let mut estimates = Vec::new();
         codes.dots_into(&query, &mut estimates);
@@ -309,7 +354,7 @@ pub(crate) mod tests {
     fn every_estimate_is_within_its_bound_and_the_bound_is_tight_enough_to_prune() {
         let dimension = 384;
         let rows = values(500 * dimension, 13);
-        let codes = Codes::new(&rows, dimension);
+        let codes = Codes::new(&rows, dimension, None);
         let mut estimates = Vec::new();
         let mut widest = 0.0f32;
         for seed in [17, 19, 23] {
@@ -340,7 +385,7 @@ pub(crate) mod tests {
     fn constant_dimensions_and_a_constant_query_are_estimated_exactly() {
         // Every row holds 1.0 in the first dimension; the query weighs both dimensions alike.
         let rows = [1.0, 0.0, 1.0, 0.5, 1.0, 1.0];
-        let codes = Codes::new(&rows, 2);
+        let codes = Codes::new(&rows, 2, None);
         let mut estimates = Vec::new();
         codes.dots_into(&[2.0, 0.0], &mut estimates);
         assert_eq!(estimates, [2.0, 2.0, 2.0]);
@@ -352,7 +397,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_query_of_another_length_estimates_zeros() {
-        let codes = Codes::new(&[1.0, 2.0, 3.0, 4.0], 2);
+        let codes = Codes::new(&[1.0, 2.0, 3.0, 4.0], 2, None);
         let mut estimates = vec![9.0];
         let bound = codes.dots_into(&[1.0], &mut estimates);
         assert_eq!(estimates, [0.0, 0.0]);

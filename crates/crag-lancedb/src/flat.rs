@@ -21,6 +21,7 @@ use lance_linalg::distance::dot::{dot_f32, Dot};
 
 use crate::codes::Codes;
 use crate::error::map_lance_error;
+use crate::partitions::{partition_count, MemoryPartitioning, Partitions};
 use crate::{schema, score_of, LanceVectorIndex};
 
 /// Default most rows of a table copied into memory for exact scans: 1.5 million MiniLM
@@ -48,8 +49,12 @@ pub(crate) struct Matrix {
     inverse_norms: Vec<f32>,
     /// Row of each chunk id.
     positions: HashMap<ChunkId, usize>,
-    /// The rows' eight-bit codes, scanned first.
+    /// The rows' eight-bit codes, scanned first (in the partitions' order when there are).
     codes: Codes,
+    /// The copy's partitions when it is large enough ([`MemoryPartitioning`]).
+    partitions: Option<Partitions>,
+    /// `1 / |row|` in the partitions' order (empty without partitions).
+    partition_inverse_norms: Vec<f32>,
 }
 
 /// The in-memory copy, when the table is small enough to hold.
@@ -97,7 +102,8 @@ impl LanceVectorIndex {
             return Ok(None);
         };
         let query = unit(vector);
-        let hits = tokio::task::spawn_blocking(move || matrix.nearest(&query, k, None))
+        let probes = self.memory_partitions.probes;
+        let hits = tokio::task::spawn_blocking(move || matrix.nearest(&query, k, None, probes))
             .await
             .map_err(|e| PortError::internal("vector scan task failed", e))?;
         Ok(Some(hits))
@@ -115,9 +121,10 @@ impl LanceVectorIndex {
         };
         let query = unit(vector);
         let documents = documents.clone();
-        let hits = tokio::task::spawn_blocking(move || matrix.nearest(&query, k, Some(&documents)))
-            .await
-            .map_err(|e| PortError::internal("vector scan task failed", e))?;
+        let hits =
+            tokio::task::spawn_blocking(move || matrix.nearest(&query, k, Some(&documents), 0))
+                .await
+                .map_err(|e| PortError::internal("vector scan task failed", e))?;
         Ok(Some(hits))
     }
 
@@ -126,6 +133,16 @@ impl LanceVectorIndex {
     pub async fn memory_rows(&self) -> PortResult<Option<usize>> {
         let version = self.table_version().await?;
         Ok(self.flat.current(version).map(|m| m.ids.len()))
+    }
+
+    /// The partitions of the in-memory copy when it holds the current table version and is
+    /// partitioned ([`LanceVectorIndex::with_memory_partitions`]), without loading it.
+    pub async fn memory_partitions(&self) -> PortResult<Option<usize>> {
+        let version = self.table_version().await?;
+        Ok(self
+            .flat
+            .current(version)
+            .and_then(|m| m.partitions.as_ref().map(Partitions::len)))
     }
 
     /// How many times this handle and its clones loaded the in-memory copy (each load reads
@@ -207,8 +224,10 @@ impl LanceVectorIndex {
                 matrix.push(id, document, vector);
             })?;
         }
-        // Coding a million rows takes seconds: not on the async runtime's workers.
-        let matrix = tokio::task::spawn_blocking(move || Arc::new(matrix.coded()))
+        // Coding (and partitioning) a million rows takes seconds: not on the async runtime's
+        // workers.
+        let partitioning = self.memory_partitions;
+        let matrix = tokio::task::spawn_blocking(move || Arc::new(matrix.coded(partitioning)))
             .await
             .map_err(|e| PortError::internal("vector copy task failed", e))?;
         self.flat.loads.fetch_add(1, AtomicOrdering::Relaxed);
@@ -239,7 +258,9 @@ impl Matrix {
             rows: Vec::with_capacity(capacity * dimension),
             inverse_norms: Vec::with_capacity(capacity),
             positions: HashMap::with_capacity(capacity),
-            codes: Codes::new(&[], dimension),
+            codes: Codes::new(&[], dimension, None),
+            partitions: None,
+            partition_inverse_norms: Vec::new(),
         }
     }
 
@@ -253,9 +274,35 @@ impl Matrix {
         self.documents.push(document);
     }
 
-    /// The copy with its rows coded.
-    fn coded(mut self) -> Self {
-        self.codes = Codes::new(&self.rows, self.dimension);
+    /// The copy with its rows coded, and partitioned first when `partitioning` applies to
+    /// its size (a copy whose partitioning fails is scanned whole, with a warning).
+    fn coded(mut self, partitioning: MemoryPartitioning) -> Self {
+        let rows = self.ids.len();
+        if partitioning.applies(rows) {
+            match Partitions::train(&self.rows, self.dimension, partition_count(rows)) {
+                Ok(partitions) => {
+                    let order = partitions.order();
+                    self.partition_inverse_norms = order
+                        .iter()
+                        .map(|&row| self.inverse_norms[row as usize])
+                        .collect();
+                    self.codes = Codes::new(&self.rows, self.dimension, Some(order));
+                    tracing::debug!(
+                        rows,
+                        partitions = partitions.len(),
+                        "vector copy partitioned"
+                    );
+                    self.partitions = Some(partitions);
+                    return self;
+                }
+                Err(error) => tracing::warn!(
+                    %error,
+                    rows,
+                    "vector copy not partitioned; every search scans all its rows"
+                ),
+            }
+        }
+        self.codes = Codes::new(&self.rows, self.dimension, None);
         self
     }
 
@@ -274,22 +321,25 @@ impl Matrix {
     /// documents when given), scored as LanceDB scores them (`1 - cosine_distance / 2`),
     /// best first, equal scores by chunk id. A copy of more rows than a few times `k` is
     /// scanned by its codes first ([`Matrix::candidates`]), and only the rows that can be
-    /// among the best `k` are scored exactly: the result is the exact scan's.
+    /// among the best `k` are scored exactly: the result is the exact scan's over the rows
+    /// scanned, which are those of the `probes` partitions nearest the query when the copy is
+    /// partitioned and `probes` is fewer than its partitions, else all of them.
     fn nearest(
         &self,
         query: &[f32],
         k: usize,
         within: Option<&HashSet<DocumentId>>,
+        probes: usize,
     ) -> Vec<ScoredId> {
         if k == 0 {
             return Vec::new();
         }
-        let kept = |i: &usize| within.is_none_or(|w| w.contains(&self.documents[*i]));
+        let kept = |i: usize| within.is_none_or(|w| w.contains(&self.documents[i]));
         let from = k
             .saturating_mul(CODES_FROM_ROWS_PER_HIT)
             .saturating_add(CODES_FROM_ROWS);
         let scored: Vec<(f32, usize)> = if self.ids.len() > from {
-            self.candidates(query, k, kept)
+            self.candidates(query, k, probes, kept)
                 .into_iter()
                 .map(|i| (self.exact_score(query, i), i))
                 .collect()
@@ -301,16 +351,49 @@ impl Matrix {
                 .zip(&self.inverse_norms)
                 .enumerate()
                 .map(|(i, (dot, inverse))| (score_of(1.0 - dot * inverse), i))
-                .filter(|(_, i)| kept(i))
+                .filter(|(_, i)| kept(*i))
                 .collect()
         };
         self.best(scored, k)
     }
 
-    /// The rows (`kept`, in row order) whose cosine with the unit `query` can be among the
-    /// `k` best ([`Codes::candidates`]).
-    fn candidates(&self, query: &[f32], k: usize, kept: impl Fn(&usize) -> bool) -> Vec<usize> {
-        let rows = self.codes.candidates(query, k, &self.inverse_norms, kept);
+    /// The rows (`kept` ones) whose cosine with the unit `query` can be among the `k` best
+    /// ([`Codes::candidates`]), of the `probes` partitions nearest the query when the copy is
+    /// partitioned (all rows when `probes` is 0 or not fewer than the partitions).
+    fn candidates(
+        &self,
+        query: &[f32],
+        k: usize,
+        probes: usize,
+        kept: impl Fn(usize) -> bool,
+    ) -> Vec<usize> {
+        let all = std::iter::once(0..self.ids.len()).collect::<Vec<_>>();
+        let rows = match &self.partitions {
+            Some(partitions) => {
+                let ranges = if probes > 0 && probes < partitions.len() {
+                    partitions.nearest(query, probes, k)
+                } else {
+                    all
+                };
+                let scanned: usize = ranges.iter().map(ExactSizeIterator::len).sum();
+                let found = self.codes.candidates(
+                    query,
+                    k,
+                    &self.partition_inverse_norms,
+                    ranges.into_iter().flatten(),
+                    |at| kept(partitions.row(at)),
+                );
+                tracing::trace!(scanned, partitions = partitions.len(), "partitions probed");
+                found.into_iter().map(|at| partitions.row(at)).collect()
+            }
+            None => self.codes.candidates(
+                query,
+                k,
+                &self.inverse_norms,
+                all.into_iter().flatten(),
+                kept,
+            ),
+        };
         tracing::trace!(
             rows = self.ids.len(),
             candidates = rows.len(),
@@ -366,127 +449,4 @@ fn unit(v: &[f32]) -> Vec<f32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn built(dimension: usize, read: Vec<(ChunkId, DocumentId, Vec<f32>)>) -> Matrix {
-        let mut matrix = Matrix::with_capacity(1, dimension, read.len());
-        for (id, document, vector) in read {
-            matrix.push(id, document, &vector);
-        }
-        matrix.coded()
-    }
-
-    fn matrix(rows: &[(&str, [f32; 3])]) -> Matrix {
-        let read = rows
-            .iter()
-            .map(|(id, v)| {
-                let document = DocumentId::new(format!("doc-{id}")).unwrap();
-                (ChunkId::new(*id).unwrap(), document, v.to_vec())
-            })
-            .collect();
-        built(3, read)
-    }
-
-    #[test]
-    fn stored_vectors_are_given_back_as_stored() {
-        let m = matrix(&[("a", [2.0, 0.0, 0.0]), ("b", [1.0, 1.0, 0.0])]);
-        let ask = ["b", "missing", "a"].map(|id| ChunkId::new(id).unwrap());
-        let found = m.vectors(&ask);
-        assert_eq!(
-            found,
-            vec![
-                (ask[0].clone(), vec![1.0, 1.0, 0.0]),
-                (ask[2].clone(), vec![2.0, 0.0, 0.0]),
-            ]
-        );
-    }
-
-    #[test]
-    fn the_scan_of_codes_finds_what_the_exact_scan_finds() {
-        let (rows, dimension) = (3_000, 32);
-        let values = crate::codes::tests::values;
-        // Rows around a few centres, as embeddings of related texts are.
-        let centres: Vec<Vec<f32>> = values(8 * dimension, 3)
-            .chunks(dimension)
-            .map(<[f32]>::to_vec)
-            .collect();
-        let noise = values(rows * dimension, 5);
-        let read = (0..rows)
-            .map(|i| {
-                let at = i * dimension;
-                let v = centres[i % 8]
-                    .iter()
-                    .zip(&noise[at..at + dimension])
-                    .map(|(c, n)| c + 0.3 * n)
-                    .collect();
-                let id = ChunkId::new(format!("c{i}")).unwrap();
-                (id, DocumentId::new(format!("d{}", i / 2)).unwrap(), v)
-            })
-            .collect();
-        let m = built(dimension, read);
-        for shift in values(20 * dimension, 9).chunks(dimension) {
-            let raw: Vec<f32> = centres[0]
-                .iter()
-                .zip(shift)
-                .map(|(c, s)| c + 0.5 * s)
-                .collect();
-            let query = unit(&raw);
-            let k = 50;
-            let exact = (0..rows).map(|i| (m.exact_score(&query, i), i)).collect();
-            let want = m.best(exact, k);
-            assert_eq!(m.nearest(&query, k, None), want);
-            // The bounds leave few rows to score again.
-            let candidates = m.candidates(&query, k, |_| true).len();
-            assert!(
-                (k..rows / 4).contains(&candidates),
-                "{candidates} candidates"
-            );
-        }
-        let within: HashSet<DocumentId> = (0..300)
-            .map(|d| DocumentId::new(format!("d{d}")).unwrap())
-            .collect();
-        let query = unit(&centres[1]);
-        let exact = (0..rows)
-            .filter(|i| within.contains(&m.documents[*i]))
-            .map(|i| (m.exact_score(&query, i), i))
-            .collect();
-        assert_eq!(m.nearest(&query, 50, Some(&within)), m.best(exact, 50));
-    }
-
-    #[test]
-    fn the_scan_ranks_by_cosine_and_settles_ties_by_id() {
-        let m = matrix(&[
-            ("d", [0.0, 1.0, 0.0]),
-            ("b", [1.0, 1.0, 0.0]),
-            ("c", [2.0, 0.0, 0.0]),
-            ("a", [1.0, 0.0, 0.0]),
-            ("e", [-1.0, 0.0, 0.0]),
-        ]);
-        let hits = m.nearest(&unit(&[1.0, 0.0, 0.0]), 3, None);
-        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            ["a", "c", "b"],
-            "same direction first, equal scores by id"
-        );
-        assert!((hits[0].score - 1.0).abs() < 1e-6);
-        let half = 1.0 - (1.0 - std::f32::consts::FRAC_1_SQRT_2) / 2.0;
-        assert!((hits[2].score - half).abs() < 1e-6, "{}", hits[2].score);
-        let all = m.nearest(&unit(&[1.0, 0.0, 0.0]), 10, None);
-        assert_eq!(all.len(), 5);
-        assert_eq!(all[4].id.as_str(), "e");
-        assert!(all[4].score.abs() < 1e-6, "opposite scores 0");
-        assert!(m.nearest(&unit(&[1.0, 0.0, 0.0]), 0, None).is_empty());
-        let within: HashSet<DocumentId> = ["doc-e", "doc-b"]
-            .map(|d| DocumentId::new(d).unwrap())
-            .into();
-        let kept = m.nearest(&unit(&[1.0, 0.0, 0.0]), 10, Some(&within));
-        let ids: Vec<&str> = kept.iter().map(|h| h.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            ["b", "e"],
-            "only the rows of the documents given, in order"
-        );
-    }
-}
+mod tests;

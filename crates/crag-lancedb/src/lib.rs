@@ -15,6 +15,7 @@ mod error;
 mod flat;
 mod keys;
 mod keyword;
+mod partitions;
 mod records;
 mod schema;
 mod search;
@@ -38,6 +39,9 @@ use crate::error::map_lance_error;
 pub use crate::flat::DEFAULT_MEMORY_SCAN_ROWS;
 pub use crate::keys::{KEY_INDEX_SEGMENTS, WRITES_PER_UPKEEP};
 pub use crate::keyword::{LanceKeywordIndex, BACKGROUND_TIDY_ROWS, DEFAULT_TITLE_WEIGHT};
+pub use crate::partitions::{
+    MemoryPartitioning, DEFAULT_PARTITION_FROM_ROWS, DEFAULT_PARTITION_PROBES,
+};
 pub use crate::records::{read_record, record_once, RECORDS_TABLE};
 use crate::schema::ChunkSchema;
 use crate::search::{nearest_of, score_of};
@@ -125,6 +129,8 @@ pub struct LanceVectorIndex {
     prune: Arc<PruneClock>,
     /// Most rows copied into memory for exact scans (0: none).
     memory_scan_rows: usize,
+    /// When the copy is partitioned, and the partitions a search of it visits.
+    memory_partitions: MemoryPartitioning,
     /// Most rows of a copy [`LanceVectorIndex::start_warm`] loads before it returns.
     warm_wait_rows: usize,
     /// Partitions of the ANN index a search visits (0: LanceDB's adaptive choice).
@@ -187,6 +193,7 @@ impl LanceVectorIndex {
             budget,
             prune: Arc::default(),
             memory_scan_rows: DEFAULT_MEMORY_SCAN_ROWS,
+            memory_partitions: MemoryPartitioning::default(),
             warm_wait_rows: DEFAULT_WARM_WAIT_ROWS,
             nprobes: 0,
             flat: Arc::default(),
@@ -199,6 +206,17 @@ impl LanceVectorIndex {
     /// [`DEFAULT_MEMORY_SCAN_ROWS`]; 0: never). The copy costs rows x dimension x 4 bytes.
     pub fn with_memory_scan(mut self, rows: usize) -> Self {
         self.memory_scan_rows = rows;
+        self
+    }
+
+    /// Sets when the in-memory copy is partitioned and how many of its partitions a search
+    /// visits (default: [`MemoryPartitioning::default`]): a copy of at least `from_rows`
+    /// rows is split by k-means into the square root of its rows partitions when it loads,
+    /// and a search scans the `probes` partitions nearest the query instead of every row
+    /// (faster; a neighbour in a partition not visited is missed). Searches among given
+    /// documents scan every row. Acts at the next load for `from_rows`, at once for `probes`.
+    pub fn with_memory_partitions(mut self, partitioning: MemoryPartitioning) -> Self {
+        self.memory_partitions = partitioning;
         self
     }
 

@@ -1,7 +1,7 @@
 //! Integration tests of the LanceDB vector index on a temporary directory.
 
 use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
-use crag_lancedb::{AnnPolicy, LanceVectorIndex, Warming};
+use crag_lancedb::{AnnPolicy, LanceVectorIndex, MemoryPartitioning, Warming};
 use crag_ports::fakes::HashEmbedder;
 use crag_ports::testsuite::{chunk, sample_chunks, vector_index_suite};
 use crag_ports::{EmbeddedChunk, Embedder, ErrorKind, VectorIndex};
@@ -108,6 +108,55 @@ async fn the_memory_scan_agrees_with_lancedb_and_follows_writes() {
     let hits = memory.nearest_ids(&probe, 2).await.expect("after delete");
     assert!(hits.iter().all(|h| h.id.as_str() != "twin.md#0"));
     assert_eq!(memory.nearest_ids(&probe, 0).await.expect("k 0"), vec![]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_partitioned_memory_copy_finds_what_lancedb_finds_when_every_partition_is_probed() {
+    let dir = TempDir::new().expect("temp dir");
+    let (rows, partitions) = (2_000, 45);
+    let every = MemoryPartitioning {
+        from_rows: 1_000,
+        probes: partitions,
+    };
+    let memory = open(&dir).await.with_memory_partitions(every);
+    let lance = memory.clone().with_memory_scan(0);
+    let few = memory
+        .clone()
+        .with_memory_partitions(MemoryPartitioning { probes: 4, ..every });
+    let records = random_records(rows, 0);
+    memory.upsert(&records).await.expect("upsert");
+    assert_eq!(memory.warm().await.expect("warm"), Some(rows));
+    let partitioned = memory.memory_partitions().await.expect("partitions");
+    assert_eq!(partitioned, Some(partitions), "the square root of the rows");
+    let ids = |hits: &[crag_core::ScoredId]| hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    let documents: std::collections::HashSet<DocumentId> = records
+        .iter()
+        .step_by(7)
+        .map(|r| r.chunk.document_id.clone())
+        .collect();
+    for probe in records.iter().step_by(101) {
+        let exact = lance.nearest_ids(&probe.vector, 10).await.expect("lance");
+        let all = memory.nearest_ids(&probe.vector, 10).await.expect("all");
+        assert_eq!(
+            ids(&all),
+            ids(&exact),
+            "every partition probed: the exact scan"
+        );
+        // Four partitions of 45: a stored vector is in the partition nearest it.
+        let some = few.nearest_ids(&probe.vector, 10).await.expect("few");
+        assert_eq!(some.len(), 10);
+        assert_eq!(some[0].id, probe.chunk.id, "a stored vector finds itself");
+        // Among given documents every row is scanned, whatever the probes.
+        let within = few
+            .nearest_ids_within(&probe.vector, 10, &documents)
+            .await
+            .expect("within");
+        let exact_within = lance
+            .nearest_ids_within(&probe.vector, 10, &documents)
+            .await
+            .expect("lance within");
+        assert_eq!(ids(&within), ids(&exact_within));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -17,7 +17,9 @@ use crag_engine::{
     LlmGapDetector,
 };
 use crag_expansion::SynonymTable;
-use crag_lancedb::{AnnPolicy, CacheBudget, LanceVectorIndex, StoreOptions, Warming};
+use crag_lancedb::{
+    AnnPolicy, CacheBudget, LanceVectorIndex, MemoryPartitioning, StoreOptions, Warming,
+};
 use crag_onnx::{default_assets_dir, EmbedderAssets, OnnxEmbedder, OnnxEmbedderConfig, Precision};
 use crag_ports::{Embedder, GapDetector, SessionStore, SymbolIndex};
 use crag_sessions::{PostgresSessionStore, SessionStoreConfig, SqliteSessionStore};
@@ -167,6 +169,10 @@ pub async fn open_indexes_sharing(
     .await?
     .with_ann(ann_policy(&config.vector_index))
     .with_memory_scan(config.vector_index.memory_scan_rows)
+    .with_memory_partitions(MemoryPartitioning {
+        from_rows: config.vector_index.memory_partition_from_rows,
+        probes: config.vector_index.memory_probes,
+    })
     .with_nprobes(config.vector_index.nprobes);
     match vectors.start_warm().await {
         Ok(Warming::Background) => tracing::info!(

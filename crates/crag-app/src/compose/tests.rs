@@ -175,6 +175,17 @@ fn the_ann_policy_follows_the_configuration() {
         "the schema's default is the adapter's"
     );
     assert_eq!(
+        (
+            crag_config::DEFAULT_MEMORY_PARTITION_FROM_ROWS,
+            crag_config::DEFAULT_MEMORY_PROBES
+        ),
+        (
+            crag_lancedb::DEFAULT_PARTITION_FROM_ROWS,
+            crag_lancedb::DEFAULT_PARTITION_PROBES
+        ),
+        "the schema's defaults are the adapter's"
+    );
+    assert_eq!(
         ann_policy(&Config::default().vector_index),
         AnnPolicy::FromRows(DEFAULT_ANN_MIN_ROWS)
     );
