@@ -31,6 +31,9 @@ pub(crate) enum KeywordInput<'a> {
     Text(&'a str),
     /// Weighted index terms (pseudo-relevance feedback).
     Terms(&'a [WeightedTerm]),
+    /// The hits of a keyword leg already run with the same query, filter and scope, at least
+    /// as deep, best first: the first of them are the leg's (no search).
+    Hits(&'a [ScoredChunk]),
 }
 
 /// What the vector leg searches with.
@@ -254,12 +257,15 @@ impl Engine {
         filter: &ChunkFilter,
         fusion: Option<Fusion>,
     ) -> Result<Retrieval> {
-        self.retrieve_at_depth(query, top_k, None, filter, fusion)
+        self.retrieve_at_depth(query, top_k, None, filter, fusion, None)
             .await
     }
 
     /// Like [`Engine::retrieve_fused`] with each leg `leg_depth` deep (at least `top_k`)
     /// instead of the configured `leg_depth` when it is given.
+    /// `keyword_hits`, when given, are the hits of a keyword leg already run with a query
+    /// analysed to the same terms (and the same filter), at least `leg_depth` deep: the
+    /// keyword leg takes its hits from them instead of searching.
     pub(crate) async fn retrieve_at_depth(
         &self,
         query: &Query,
@@ -267,10 +273,11 @@ impl Engine {
         leg_depth: Option<usize>,
         filter: &ChunkFilter,
         fusion: Option<Fusion>,
+        keyword_hits: Option<&[ScoredChunk]>,
     ) -> Result<Retrieval> {
         let text = query.as_str();
         self.retrieve_legs(
-            KeywordInput::Text(text),
+            keyword_hits.map_or(KeywordInput::Text(text), KeywordInput::Hits),
             VectorInput::Text(text),
             top_k,
             leg_depth,

@@ -1,9 +1,10 @@
 //! What a hybrid retrieval returns: the fused hits with their stage timings. A leaf module, so
 //! the query outcomes that carry these timings do not depend on the engine facade.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use crag_core::FusedHit;
+use crag_core::{FusedHit, ScoredChunk};
 
 /// Time spent in each stage of a retrieval.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -55,4 +56,8 @@ pub struct Retrieval {
     pub vector_floor: Option<f32>,
     /// The vector the vector leg searched with (`None` when embedding failed).
     pub query_vector: Option<Vec<f32>>,
+    /// The keyword leg's hits as the index returned them, best first, before fusion (empty
+    /// when the leg failed): a further retrieval whose keyword query analyses to the same
+    /// terms takes its first hits from here instead of searching again.
+    pub keyword_hits: Arc<Vec<ScoredChunk>>,
 }

@@ -472,6 +472,41 @@ async fn a_rewrite_retrieves_each_leg_to_the_further_depth_only() {
 }
 
 #[tokio::test]
+async fn a_rewrite_of_the_same_index_terms_takes_the_first_keyword_search_s_hits() {
+    let keywords = Arc::new(InMemoryKeywordIndex::default());
+    let vectors = Arc::new(InMemoryVectorIndex::new(64));
+    let engine = engine_over_both(DOCS, vectors, keywords.clone()).await;
+    let mut parts = CragComponents::heuristic(CragConfig::default()).unwrap();
+    parts.evaluator = scripted(Verdict::Incorrect, vec![0.05; 4]);
+    let e = engine.with_crag(parts).unwrap();
+    let rewritten_once = |o: &QueryOutcome| {
+        assert_eq!(
+            o.corrections
+                .iter()
+                .filter(|c| c.queries.len() == 1)
+                .count(),
+            1,
+            "one rewrite: {:?}",
+            o.corrections
+        );
+    };
+    // "Rust ownership?" is rewritten to "Rust ownership": the same index terms, so the
+    // rewrite's keyword leg is the first search's head, not a second search.
+    let before = keywords.searches();
+    let same = e.query(&request("Rust ownership?", 3)).await.unwrap();
+    rewritten_once(&same);
+    assert_eq!(keywords.searches() - before, 1, "the first search only");
+    // Dropping words the index keeps changes the terms: the rewrite searches again.
+    let before = keywords.searches();
+    let other = e
+        .query(&request("What do we know about Rust ownership?", 3))
+        .await
+        .unwrap();
+    rewritten_once(&other);
+    assert_eq!(keywords.searches() - before, 2, "a search of its own");
+}
+
+#[tokio::test]
 async fn incorrect_uses_the_language_model_to_rewrite_when_configured() {
     let web = Arc::new(StaticWebSearch::new(web_results()));
     let llm = Arc::new(ScriptedLanguageModel::new([Ok(

@@ -55,6 +55,8 @@ pub struct InMemoryKeywordIndex {
     chunks: Mutex<BTreeMap<String, Chunk>>,
     /// When set, reading chunks by id (`get`, `contains`) fails as unavailable.
     fail_reads: AtomicBool,
+    /// Searches made (of text or of weighted terms).
+    searches: AtomicUsize,
 }
 
 impl InMemoryKeywordIndex {
@@ -62,6 +64,11 @@ impl InMemoryKeywordIndex {
     /// or work again: a keyword index down after its search answered.
     pub fn fail_reads(&self, on: bool) {
         self.fail_reads.store(on, Ordering::SeqCst);
+    }
+
+    /// The searches made so far, of text or of weighted terms (by chunk or by document).
+    pub fn searches(&self) -> usize {
+        self.searches.load(Ordering::SeqCst)
     }
 }
 
@@ -81,6 +88,7 @@ impl KeywordIndex for InMemoryKeywordIndex {
     }
 
     async fn search(&self, query: &str, k: usize) -> PortResult<Vec<ScoredChunk>> {
+        self.searches.fetch_add(1, Ordering::SeqCst);
         let terms: Vec<(String, f32)> = words(query).map(|(_, w)| (w, 1.0)).collect();
         Ok(self.scored(&terms, k))
     }
@@ -94,6 +102,7 @@ impl KeywordIndex for InMemoryKeywordIndex {
         terms: &[crag_core::WeightedTerm],
         k: usize,
     ) -> PortResult<Vec<ScoredChunk>> {
+        self.searches.fetch_add(1, Ordering::SeqCst);
         let terms: Vec<(String, f32)> = terms
             .iter()
             .filter(|t| t.weight.is_finite() && t.weight > 0.0)

@@ -2,10 +2,12 @@
 //! retrieval (routed, reranked), evaluation and fusion of a further retrieval.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crag_core::{
-    ChunkId, Correction, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, TopK,
+    ChunkId, Correction, EvalDocument, Evaluation, FusedHit, Query, RetrievalSignals, ScoredChunk,
+    TopK,
 };
 use crag_expansion::fuse_weighted;
 use crag_ports::{ErrorKind, PortError, Reranker};
@@ -41,6 +43,15 @@ pub(crate) struct QueryState<'a> {
     pub(crate) discarded: HashSet<ChunkId>,
     /// What the knowledge-graph route added to the query, for the route's reason.
     pub(crate) graph_note: Option<String>,
+    /// The first retrieval's keyword leg, for a further retrieval of the same index terms.
+    first_keyword: Option<FirstKeyword>,
+}
+
+/// The keyword leg of the first retrieval of the query's own text.
+struct FirstKeyword {
+    /// The query's index terms, sorted (repeats kept).
+    terms: Vec<String>,
+    hits: Arc<Vec<ScoredChunk>>,
 }
 
 /// The first retrieval: artifacts (reranked when configured), the vector leg's floor and what
@@ -72,6 +83,7 @@ impl<'a> QueryState<'a> {
             .unwrap_or(request.top_k),
             discarded: HashSet::new(),
             graph_note: None,
+            first_keyword: None,
         }
     }
 
@@ -154,6 +166,10 @@ impl<'a> QueryState<'a> {
             .await?;
         self.warnings.extend(main.warnings.iter().cloned());
         self.query_vector = main.query_vector.clone();
+        self.first_keyword = Some(FirstKeyword {
+            terms: self.index_terms(self.request.query.as_str()),
+            hits: Arc::clone(&main.keyword_hits),
+        });
         if route.route != Route::MultiStep || route.sub_queries.is_empty() {
             return Ok((main.hits, main.vector_floor, main.timings));
         }
@@ -346,18 +362,39 @@ impl<'a> QueryState<'a> {
     /// Retrieves again with `query` (the judged depth, each leg `further_leg_depth` deep, the
     /// request's filter).
     pub(crate) async fn retrieve_again(&mut self, query: &Query) -> Result<Retrieval> {
+        let depth = self.runtime.config().further_leg_depth;
+        // A query of the same index terms, repeats included (a rewrite that drops only
+        // words the index does not keep) gets the same BM25 hits: the first retrieval's,
+        // which went at least as deep, instead of a second search.
+        let reused = self
+            .first_keyword
+            .as_ref()
+            .filter(|first| {
+                depth <= self.engine.config().leg_depth
+                    && !first.hits.is_empty()
+                    && first.terms == self.index_terms(query.as_str())
+            })
+            .map(|first| Arc::clone(&first.hits));
         let r = self
             .engine
             .retrieve_at_depth(
                 query,
                 self.head_k,
-                Some(self.runtime.config().further_leg_depth),
+                Some(depth),
                 &self.request.filter,
                 self.request.fusion,
+                reused.as_deref().map(Vec::as_slice),
             )
             .await?;
         self.warnings.extend(r.warnings.iter().cloned());
         Ok(r)
+    }
+
+    /// `text`'s index terms as the keyword index analyses it, sorted.
+    fn index_terms(&self, text: &str) -> Vec<String> {
+        let mut terms = self.engine.keyword_index().analyze(text);
+        terms.sort_unstable();
+        terms
     }
 
     /// Fuses `current` (weight 1) with `new` (weight `weight` <= 1) by weighted RRF,

@@ -2,6 +2,7 @@
 //! reading of the chunks only the vector leg found.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crag_core::{
@@ -73,6 +74,7 @@ impl Engine {
             }
             (Err(e), Err(_)) => return Err(e.into()),
         };
+        let keyword = Arc::new(keyword);
         let t = Instant::now();
         let (mut hits, vector_floor) = match vector {
             VectorHits::Ids(ids) => {
@@ -96,13 +98,13 @@ impl Engine {
                             None => Vec::new(),
                         };
                         let vector = self.catalogued(&keyword, vector).await;
-                        self.fuse_chunks(keyword, vector, filter, fusion, top_k.get())
+                        self.fuse_chunks(keyword.to_vec(), vector, filter, fusion, top_k.get())
                             .await?
                     }
                 }
             }
             VectorHits::Chunks(vector) => {
-                self.fuse_chunks(keyword, vector, filter, fusion, top_k.get())
+                self.fuse_chunks(keyword.to_vec(), vector, filter, fusion, top_k.get())
                     .await?
             }
         };
@@ -122,6 +124,7 @@ impl Engine {
             warnings,
             vector_floor,
             query_vector,
+            keyword_hits: keyword,
         })
     }
 
@@ -143,30 +146,27 @@ impl Engine {
     ) -> (PortResult<Vec<ScoredChunk>>, Duration) {
         let t = Instant::now();
         let keywords = self.keywords.as_ref();
+        let query = match input {
+            KeywordInput::Hits(hits) => {
+                return (Ok(hits.iter().take(depth).cloned().collect()), t.elapsed())
+            }
+            KeywordInput::Text(text) => KeywordQuery::Text(text),
+            KeywordInput::Terms(terms) => KeywordQuery::Terms(terms),
+        };
+        let documents = self.config.scope == RetrievalScope::Documents;
         if let Some(filter) = metadata {
-            let query = match input {
-                KeywordInput::Text(text) => KeywordQuery::Text(text),
-                KeywordInput::Terms(terms) => KeywordQuery::Terms(terms),
-            };
-            let documents = self.config.scope == RetrievalScope::Documents;
             let hits = keywords
                 .search_filtered(query, documents, depth, filter)
                 .await;
             return (hits, t.elapsed());
         }
-        let hits = match (input, self.config.scope) {
-            (KeywordInput::Text(text), RetrievalScope::Documents) => {
-                keywords.search_documents(text, depth).await
-            }
-            (KeywordInput::Text(text), RetrievalScope::Chunks) => {
-                keywords.search(text, depth).await
-            }
-            (KeywordInput::Terms(terms), RetrievalScope::Documents) => {
+        let hits = match (query, documents) {
+            (KeywordQuery::Text(text), true) => keywords.search_documents(text, depth).await,
+            (KeywordQuery::Text(text), false) => keywords.search(text, depth).await,
+            (KeywordQuery::Terms(terms), true) => {
                 keywords.search_terms_documents(terms, depth).await
             }
-            (KeywordInput::Terms(terms), RetrievalScope::Chunks) => {
-                keywords.search_terms(terms, depth).await
-            }
+            (KeywordQuery::Terms(terms), false) => keywords.search_terms(terms, depth).await,
         };
         (hits, t.elapsed())
     }
