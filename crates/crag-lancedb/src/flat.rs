@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, RwLock};
 
 use crag_core::{ChunkId, DocumentId, ScoredId};
-use crag_ports::{PortError, PortResult};
+use crag_ports::{PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
 use lance_linalg::distance::dot::{dot_f32, Dot};
 
@@ -204,11 +204,7 @@ impl LanceVectorIndex {
         if let Some(matrix) = self.flat.current(version) {
             return Ok(self.within_limit(matrix));
         }
-        let rows = self
-            .table
-            .count_rows(None)
-            .await
-            .map_err(map_lance_error("failed to count vector table rows"))?;
+        let rows = VectorIndex::count(self).await?;
         if rows > self.memory_scan_rows {
             self.flat.store(None);
             return Ok(None);
