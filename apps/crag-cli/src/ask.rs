@@ -53,6 +53,10 @@ pub async fn ask(ctx: &Context, args: AskArgs) -> Result<()> {
     if let Some(kind) = args.detector {
         config.cgrag.detector = kind;
     }
+    // One question searches a few times (at most three passes): LanceDB answers those sooner
+    // than the in-memory copy of a large table loads, so a one-shot `ask` copies nothing, as
+    // a one-shot `crag query` does.
+    config.vector_index.memory_scan_rows = 0;
     let engine =
         crag_app::collections::open_collection(&ctx.base, &ctx.collection, &config).await?;
     let api = Api::new(engine, &config, TokenSet::default());
