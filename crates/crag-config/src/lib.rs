@@ -399,9 +399,9 @@ pub struct VectorIndexSection {
     /// scan (cosine to float rounding, ties by chunk id), except for a copy partitioned under
     /// `memory_partition_from_rows`.
     pub memory_scan_rows: usize,
-    /// A copy of at least this many chunks is split into partitions when it loads (Lance's
-    /// k-means, the square root of its rows: 1,000 for a million, trained on 40 rows each,
-    /// seconds in the background), and a search scans only the `memory_probes` partitions
+    /// A copy of at least this many chunks is split into partitions when it loads (spherical
+    /// k-means, the square root of its rows: 1,000 for a million, trained on 32 rows each,
+    /// about 10 s of both cores at a million, in the background), and a search scans only the `memory_probes` partitions
     /// whose centroids are nearest the query, not every row: an in-memory IVF index, faster
     /// and approximate (a neighbour in a partition not visited is missed; recall in
     /// docs/benchmarks.md). Searches among given documents (filters) scan every row. `0`:
