@@ -18,9 +18,8 @@ use std::sync::Mutex;
 
 use crag_core::{Chunk, DocumentId, Metadata, MetadataFilter};
 use crag_ports::{ErrorKind, PortError, PortResult};
-use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::collector::DocSetCollector;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::Query;
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
@@ -35,6 +34,7 @@ use crate::error::{io_error, port_error};
 use crate::filter;
 use crate::maxscore::Bm25fDisjunction;
 use crate::schema::ANALYZER;
+use crate::top::top_with_ties;
 
 /// The documents index's directory inside the keyword index's.
 pub(crate) const DIRECTORY: &str = "documents";
@@ -316,35 +316,6 @@ impl DocumentIndex {
         ids.sort();
         Ok(ids)
     }
-}
-
-/// The hits of `query` down to the `k`-th and every hit tied with it, so that the caller can
-/// break ties by id rather than by where Tantivy stored the rows.
-pub(crate) fn top_with_ties(
-    searcher: &Searcher,
-    query: &dyn Query,
-    k: usize,
-) -> tantivy::Result<Vec<(Score, DocAddress)>> {
-    let live = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
-    let k = k.min(live);
-    if k == 0 {
-        return Ok(Vec::new());
-    }
-    let mut limit = k.saturating_add(1).min(live);
-    let mut hits = loop {
-        let hits = searcher.search(query, &TopDocs::with_limit(limit).order_by_score())?;
-        let tied_past_cut = limit < live
-            && hits.len() == limit
-            && hits.get(k - 1).map(|h| h.0) == hits.last().map(|h| h.0);
-        if !tied_past_cut {
-            break hits;
-        }
-        limit = limit.saturating_mul(2).min(live);
-    };
-    if let Some(&(cut, _)) = hits.get(k - 1) {
-        hits.retain(|&(score, _)| score >= cut);
-    }
-    Ok(hits)
 }
 
 #[cfg(test)]

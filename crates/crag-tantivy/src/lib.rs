@@ -16,6 +16,7 @@ mod filter;
 mod index;
 mod maxscore;
 mod schema;
+mod top;
 mod upgrade;
 
 pub use bm25::{Bm25, DEFAULT_DOCUMENT_TITLE_WEIGHT};

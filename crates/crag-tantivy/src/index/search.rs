@@ -9,9 +9,9 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query};
 use tantivy::{DocAddress, Score, TantivyDocument, Term};
 
 use super::{lookup, Inner, TantivyKeywordIndex};
-use crate::documents::top_with_ties;
 use crate::error::port_error;
 use crate::filter;
+use crate::top::top_with_ties;
 
 impl TantivyKeywordIndex {
     /// A ranking of chunks or, with `documents`, of documents (each as its best chunk),
