@@ -59,7 +59,7 @@ pub(crate) async fn openapi() -> impl IntoResponse {
     AuthErrors,
 ))]
 pub(crate) async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let text = state.inner.api.metrics_text()?;
+    let text = state.inner.api.metrics_text().await?;
     Ok((
         [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
         text,

@@ -192,6 +192,15 @@ async fn query_ingest_delete_stats_metrics_and_health() {
     assert_eq!(status, StatusCode::OK);
     let text = body.as_str().unwrap();
     assert!(text.contains("crag_decisions_total"), "{text}");
+    // LanceDB's in-memory copy of the vectors ingested above.
+    let gauge = |name: &str| -> i64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name}: {text}"))
+    };
+    assert!(gauge("crag_vector_copy_rows") > 0, "{text}");
+    assert!(gauge("crag_vector_copy_loads") >= 1, "{text}");
+    assert_eq!(gauge("crag_vector_copy_partitions"), 0, "{text}");
     assert!(
         text.contains(
             "crag_http_requests_total{method=\"POST\",route=\"/v1/query\",status=\"200\"}"

@@ -171,6 +171,11 @@ impl Engine {
         self.crag.metrics()
     }
 
+    /// The vector index's in-memory copy (`None` when it keeps none), for monitoring.
+    pub async fn vector_copy(&self) -> Result<Option<crag_ports::MemoryCopy>> {
+        Ok(self.vectors.memory_copy().await?)
+    }
+
     /// Whether a reranker is configured and switched on.
     pub fn has_reranker(&self) -> bool {
         self.crag.has_reranker()

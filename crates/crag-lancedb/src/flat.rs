@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, RwLock};
 
 use crag_core::{ChunkId, DocumentId, ScoredId};
-use crag_ports::{PortError, PortResult, VectorIndex};
+use crag_ports::{MemoryCopy, PortError, PortResult, VectorIndex};
 use futures::TryStreamExt;
 use lance_linalg::distance::dot::{dot_f32, Dot};
 
@@ -143,6 +143,20 @@ impl LanceVectorIndex {
             .flat
             .current(version)
             .and_then(|m| m.partitions.as_ref().map(Partitions::len)))
+    }
+
+    /// The in-memory copy's state, for monitoring (`VectorIndex::memory_copy`).
+    pub(crate) async fn memory_copy_state(&self) -> PortResult<MemoryCopy> {
+        let version = self.table_version().await?;
+        let current = self.flat.current(version);
+        Ok(MemoryCopy {
+            rows: current.as_ref().map(|m| m.ids.len()),
+            partitions: current
+                .as_ref()
+                .and_then(|m| m.partitions.as_ref().map(Partitions::len)),
+            loading: self.memory_loading(),
+            loads: self.memory_loads(),
+        })
     }
 
     /// How many times this handle and its clones loaded the in-memory copy (each load reads

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatchIterator;
 use async_trait::async_trait;
 use crag_core::{ChunkId, DocumentId, ScoredChunk, ScoredId};
-use crag_ports::{DocumentEntry, EmbeddedChunk, PortError, PortResult, VectorIndex};
+use crag_ports::{DocumentEntry, EmbeddedChunk, MemoryCopy, PortError, PortResult, VectorIndex};
 use lancedb::Table;
 
 use crate::error::map_lance_error;
@@ -429,6 +429,13 @@ impl VectorIndex for LanceVectorIndex {
 
     async fn warm_up(&self) -> PortResult<()> {
         self.warm().await.map(|_| ())
+    }
+
+    async fn memory_copy(&self) -> PortResult<Option<MemoryCopy>> {
+        if self.memory_scan_rows == 0 {
+            return Ok(None);
+        }
+        self.memory_copy_state().await.map(Some)
     }
 }
 

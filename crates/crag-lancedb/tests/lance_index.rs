@@ -4,7 +4,7 @@ use crag_core::{Chunk, ChunkId, ChunkKind, DocumentId, Span};
 use crag_lancedb::{AnnPolicy, LanceVectorIndex, MemoryPartitioning, Warming};
 use crag_ports::fakes::HashEmbedder;
 use crag_ports::testsuite::{chunk, sample_chunks, vector_index_suite};
-use crag_ports::{EmbeddedChunk, Embedder, ErrorKind, VectorIndex};
+use crag_ports::{EmbeddedChunk, Embedder, ErrorKind, MemoryCopy, VectorIndex};
 use tempfile::TempDir;
 
 const DIM: usize = 64;
@@ -128,6 +128,17 @@ async fn a_partitioned_memory_copy_finds_what_lancedb_finds_when_every_partition
     assert_eq!(memory.warm().await.expect("warm"), Some(rows));
     let partitioned = memory.memory_partitions().await.expect("partitions");
     assert_eq!(partitioned, Some(partitions), "the square root of the rows");
+    let copy = memory.memory_copy().await.expect("copy state");
+    assert_eq!(
+        copy,
+        Some(MemoryCopy {
+            rows: Some(rows),
+            partitions: Some(partitions),
+            loading: false,
+            loads: 1,
+        })
+    );
+    assert_eq!(lance.memory_copy().await.expect("no copy"), None);
     let ids = |hits: &[crag_core::ScoredId]| hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
     let documents: std::collections::HashSet<DocumentId> = records
         .iter()

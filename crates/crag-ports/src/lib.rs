@@ -36,5 +36,5 @@ pub use reranker::{RerankScore, Reranker};
 pub use session::{SessionStore, DEFAULT_MAX_NODES};
 pub use symbols::{Neighbour, Relation, SymbolIndex, SymbolLookup};
 pub use terms::TermGraph;
-pub use vector::{EmbeddedChunk, VectorIndex};
+pub use vector::{EmbeddedChunk, MemoryCopy, VectorIndex};
 pub use websearch::{WebResult, WebSearch};

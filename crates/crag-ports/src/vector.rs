@@ -92,6 +92,27 @@ pub trait VectorIndex: Debug + Send + Sync + 'static {
     async fn warm_up(&self) -> PortResult<()> {
         Ok(())
     }
+
+    /// The state of the copy of the vectors searches read from memory, for monitoring;
+    /// `None` for an index that keeps no such copy (or has it switched off). The default is
+    /// `None`.
+    async fn memory_copy(&self) -> PortResult<Option<MemoryCopy>> {
+        Ok(None)
+    }
+}
+
+/// The state of a vector index's in-memory copy ([`VectorIndex::memory_copy`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryCopy {
+    /// Rows of the copy of the current version of the vectors; `None` while no copy of it is
+    /// loaded (searches read the store meanwhile).
+    pub rows: Option<usize>,
+    /// Partitions of that copy, when it is partitioned.
+    pub partitions: Option<usize>,
+    /// Whether a copy is being loaded now.
+    pub loading: bool,
+    /// Copies loaded since the index was opened.
+    pub loads: usize,
 }
 
 /// The default [`VectorIndex::nearest_ids_within`]: ever deeper searches, filtered.

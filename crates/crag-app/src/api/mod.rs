@@ -280,10 +280,14 @@ impl Api {
 
     /// The engine's metrics in the Prometheus text format (the default collection's
     /// registry, which the other collections' engines share).
-    pub fn metrics_text(&self) -> Result<String, AppError> {
-        self.inner
-            .collections
-            .default_engine()
+    pub async fn metrics_text(&self) -> Result<String, AppError> {
+        let engine = self.inner.collections.default_engine();
+        // The copy's gauges as of now; a failed reading leaves the last ones.
+        match engine.vector_copy().await {
+            Ok(copy) => engine.metrics().set_vector_copy(copy),
+            Err(error) => tracing::warn!(%error, "reading the vector copy's state failed"),
+        }
+        engine
             .metrics()
             .render()
             .map_err(|e| AppError::internal(format!("metrics rendering failed: {e}")))

@@ -2,9 +2,11 @@ use std::fmt;
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts,
-    Registry, TextEncoder,
+    Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    Opts, Registry, TextEncoder,
 };
+
+use crag_ports::MemoryCopy;
 
 use crate::error::{EngineError, Result};
 
@@ -23,6 +25,47 @@ pub struct CragMetrics {
     rerank_cache: IntCounterVec,
     evaluation_cache: IntCounterVec,
     cgrag: CgragMetrics,
+    vector_copy: VectorCopyMetrics,
+}
+
+/// The vector index's in-memory copy, as its last reading found it (`crag_vector_copy_*`).
+#[derive(Clone)]
+struct VectorCopyMetrics {
+    rows: IntGauge,
+    partitions: IntGauge,
+    loading: IntGauge,
+    loads: IntGauge,
+}
+
+impl VectorCopyMetrics {
+    fn register(registry: &Registry) -> Result<Self> {
+        let gauge = |name: &str, help: &str| -> Result<IntGauge> {
+            let gauge = IntGauge::new(name, help).map_err(metric_error)?;
+            registry
+                .register(Box::new(gauge.clone()))
+                .map_err(metric_error)?;
+            Ok(gauge)
+        };
+        Ok(Self {
+            rows: gauge(
+                "crag_vector_copy_rows",
+                "Rows of the in-memory vector copy of the current table version (0: none \
+                 loaded, searches read LanceDB)",
+            )?,
+            partitions: gauge(
+                "crag_vector_copy_partitions",
+                "Partitions of the in-memory vector copy (0: scanned whole, or none)",
+            )?,
+            loading: gauge(
+                "crag_vector_copy_loading",
+                "1 while an in-memory vector copy is loading",
+            )?,
+            loads: gauge(
+                "crag_vector_copy_loads",
+                "In-memory vector copies loaded since the index was opened",
+            )?,
+        })
+    }
 }
 
 /// The CGRAG loop's metrics: passes per ask, gaps by outcome, asks by stop reason, neighbour
@@ -157,8 +200,10 @@ impl CragMetrics {
             registry.register(c).map_err(metric_error)?;
         }
         let cgrag = CgragMetrics::register(&registry)?;
+        let vector_copy = VectorCopyMetrics::register(&registry)?;
         Ok(Self {
             cgrag,
+            vector_copy,
             registry,
             decisions,
             corrections,
@@ -244,6 +289,18 @@ impl CragMetrics {
         m.neighbours.inc_by(neighbours as u64);
     }
 
+    /// Sets the `crag_vector_copy_*` gauges from the vector index's in-memory copy (all 0 when
+    /// the index keeps none).
+    pub fn set_vector_copy(&self, copy: Option<MemoryCopy>) {
+        let copy = copy.unwrap_or_default();
+        let m = &self.vector_copy;
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        m.rows.set(count(copy.rows.unwrap_or(0)));
+        m.partitions.set(count(copy.partitions.unwrap_or(0)));
+        m.loading.set(i64::from(copy.loading));
+        m.loads.set(count(copy.loads));
+    }
+
     pub(crate) fn evaluator_failure(&self, evaluator: &str) {
         self.evaluator_failures
             .with_label_values(&[evaluator])
@@ -274,6 +331,30 @@ mod tests {
         assert!(text.contains("crag_corrections_total{strategy=\"expand\"} 1"));
         assert!(text.contains("crag_retrieval_latency_seconds_bucket{correction_strategy=\"expand\",decision=\"ambiguous\",le=\"0.25\"} 1"));
         assert!(text.contains("crag_relevance_score 0.6"));
+    }
+
+    #[test]
+    fn the_vector_copy_gauges_show_its_last_reading() {
+        let m = CragMetrics::new().unwrap();
+        m.set_vector_copy(Some(MemoryCopy {
+            rows: Some(1_000_000),
+            partitions: Some(1_000),
+            loading: true,
+            loads: 3,
+        }));
+        let text = m.render().unwrap();
+        for line in [
+            "crag_vector_copy_rows 1000000",
+            "crag_vector_copy_partitions 1000",
+            "crag_vector_copy_loading 1",
+            "crag_vector_copy_loads 3",
+        ] {
+            assert!(text.contains(line), "{line}: {text}");
+        }
+        m.set_vector_copy(None);
+        let text = m.render().unwrap();
+        assert!(text.contains("crag_vector_copy_rows 0"), "{text}");
+        assert!(text.contains("crag_vector_copy_loading 0"), "{text}");
     }
 
     #[test]
