@@ -131,21 +131,17 @@ impl LanceVectorIndex {
     /// The rows of the in-memory copy when it holds the current table version, without
     /// loading it.
     pub async fn memory_rows(&self) -> PortResult<Option<usize>> {
-        let version = self.table_version().await?;
-        Ok(self.flat.current(version).map(|m| m.ids.len()))
+        Ok(self.memory_copy_state().await?.rows)
     }
 
     /// The partitions of the in-memory copy when it holds the current table version and is
     /// partitioned ([`LanceVectorIndex::with_memory_partitions`]), without loading it.
     pub async fn memory_partitions(&self) -> PortResult<Option<usize>> {
-        let version = self.table_version().await?;
-        Ok(self
-            .flat
-            .current(version)
-            .and_then(|m| m.partitions.as_ref().map(Partitions::len)))
+        Ok(self.memory_copy_state().await?.partitions)
     }
 
-    /// The in-memory copy's state, for monitoring (`VectorIndex::memory_copy`).
+    /// The in-memory copy's state without loading it (`VectorIndex::memory_copy`, and the
+    /// accessors above).
     pub(crate) async fn memory_copy_state(&self) -> PortResult<MemoryCopy> {
         let version = self.table_version().await?;
         let current = self.flat.current(version);
