@@ -50,6 +50,12 @@ async fn send(
     documented::call(app, request(token, method, uri, body)).await
 }
 
+/// Creates collection `name` with the admin token.
+async fn create(app: &Router, name: &str) -> (StatusCode, Value) {
+    let body = json!({"name": name});
+    send(app, ADMIN, Method::POST, "/v1/collections", body).await
+}
+
 /// A body each route accepts, so that only the collection decides the answer.
 fn body_for(path: &str, session: &str) -> Value {
     if path.ends_with("/query") {
@@ -68,26 +74,12 @@ async fn a_token_for_one_collection_finds_no_other_on_any_route() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path()).await;
     for name in ["a", "b"] {
-        let (status, body) = send(
-            &app,
-            ADMIN,
-            Method::POST,
-            "/v1/collections",
-            json!({"name": name}),
-        )
-        .await;
+        let (status, body) = create(&app, name).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(body["name"], name);
         assert_eq!(body["stats"]["documents"], 0);
     }
-    let (status, body) = send(
-        &app,
-        ADMIN,
-        Method::POST,
-        "/v1/collections",
-        json!({"name": "a"}),
-    )
-    .await;
+    let (status, body) = create(&app, "a").await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_eq!(body["error"]["code"], "already_exists");
 
@@ -220,4 +212,63 @@ async fn a_token_for_one_collection_finds_no_other_on_any_route() {
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+/// `/metrics`' value of the gauge `name` for `collection`, if shown.
+fn copy_gauge(text: &str, name: &str, collection: &str) -> Option<i64> {
+    let series = format!("{name}{{collection=\"{collection}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&series)?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_show_each_open_collection_s_vector_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path()).await;
+    let (status, body) = create(&app, "a").await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let uri = "/v1/collections/a/documents";
+    let (status, body) = send(&app, ADMIN, Method::POST, uri, body_for(uri, "")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let uri = "/v1/collections/a/query";
+    let (status, body) = send(&app, ADMIN, Method::POST, uri, body_for(uri, "")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let metrics = || async {
+        let (status, body) = send(&app, ADMIN, Method::GET, "/metrics", json!({})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body.as_str().unwrap().to_owned()
+    };
+    let text = metrics().await;
+    // LanceDB's in-memory copy of the one chunk `a` holds (loaded when the collection opened
+    // and again for the table version its ingestion made); the default collection holds
+    // nothing.
+    assert_eq!(
+        copy_gauge(&text, "crag_vector_copy_rows", "a"),
+        Some(1),
+        "{text}"
+    );
+    assert!(
+        copy_gauge(&text, "crag_vector_copy_loads", "a") >= Some(1),
+        "{text}"
+    );
+    assert_eq!(
+        copy_gauge(&text, "crag_vector_copy_rows", "default"),
+        Some(0),
+        "{text}"
+    );
+
+    // A deleted collection's gauges go.
+    let (status, body) = send(&app, ADMIN, Method::DELETE, "/v1/collections/a", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let text = metrics().await;
+    assert_eq!(
+        copy_gauge(&text, "crag_vector_copy_rows", "a"),
+        None,
+        "{text}"
+    );
+    assert!(
+        copy_gauge(&text, "crag_vector_copy_rows", "default").is_some(),
+        "{text}"
+    );
 }

@@ -194,8 +194,9 @@ async fn query_ingest_delete_stats_metrics_and_health() {
     assert!(text.contains("crag_decisions_total"), "{text}");
     // LanceDB's in-memory copy of the vectors ingested above.
     let gauge = |name: &str| -> i64 {
+        let series = format!("{name}{{collection=\"default\"}} ");
         text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .find_map(|l| l.strip_prefix(&series)?.parse().ok())
             .unwrap_or_else(|| panic!("no {name}: {text}"))
     };
     assert!(gauge("crag_vector_copy_rows") > 0, "{text}");

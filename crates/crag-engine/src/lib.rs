@@ -28,8 +28,8 @@ pub use chunker::{chunk_document, ChunkingConfig};
 pub use code::CodeConfig;
 pub use config::RetrievalScope;
 pub use crag::{
-    pseudo_query, Artifact, ArtifactOrigin, CalibratedRelevance, CragComponents, CragConfig,
-    CragMetrics, EvaluationInput, EvaluationReport, ExpansionStrategy, FailMode,
+    pseudo_query, Artifact, ArtifactOrigin, CalibratedRelevance, CopyReading, CragComponents,
+    CragConfig, CragMetrics, EvaluationInput, EvaluationReport, ExpansionStrategy, FailMode,
     HeuristicRelevance, JudgedDocument, LlmRelevance, QueryOutcome, QueryRequest, QueryTimings,
     RerankConfig, RerankOutcome, Stage, MAX_EVALUATED_DOCUMENTS,
 };

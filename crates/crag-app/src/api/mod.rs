@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::Config;
 use crag_engine::{
-    Engine, EngineStats, IngestReport, NoProgress, QueryOutcome, QueryRequest, Scope,
+    CopyReading, Engine, EngineStats, IngestReport, NoProgress, QueryOutcome, QueryRequest, Scope,
 };
 use tokio::sync::Semaphore;
 
@@ -281,12 +281,22 @@ impl Api {
     /// The engine's metrics in the Prometheus text format (the default collection's
     /// registry, which the other collections' engines share).
     pub async fn metrics_text(&self) -> Result<String, AppError> {
-        let engine = self.inner.collections.default_engine();
-        // The copy's gauges as of now; a failed reading leaves the last ones.
-        match engine.vector_copy().await {
-            Ok(copy) => engine.metrics().set_vector_copy(copy),
-            Err(error) => tracing::warn!(%error, "reading the vector copy's state failed"),
+        let collections = &self.inner.collections;
+        // Each open collection's vector copy as of now (a collection not open has none in
+        // memory); a failed reading keeps the last values, with a warning.
+        let mut readings = Vec::new();
+        for (name, engine) in collections.open_engines().await {
+            let reading = match engine.vector_copy().await {
+                Ok(copy) => CopyReading::Read(copy),
+                Err(error) => {
+                    tracing::warn!(collection = %name, %error, "reading the vector copy failed");
+                    CopyReading::Failed
+                }
+            };
+            readings.push((name, reading));
         }
+        let engine = collections.default_engine();
+        engine.metrics().set_vector_copies(&readings);
         engine
             .metrics()
             .render()

@@ -141,6 +141,18 @@ impl Collections {
         &self.default
     }
 
+    /// The engines open now, `default` first, then the others by name: what is served
+    /// without opening anything.
+    pub async fn open_engines(&self) -> Vec<(String, Engine)> {
+        let mut engines = vec![(DEFAULT_COLLECTION.to_owned(), self.default.clone())];
+        let open = self.open.read().await;
+        engines.extend(
+            open.iter()
+                .map(|(name, opened)| (name.clone(), opened.engine.clone())),
+        );
+        engines
+    }
+
     fn root(&self) -> PathBuf {
         self.base.data_dir.join(COLLECTIONS_DIR)
     }

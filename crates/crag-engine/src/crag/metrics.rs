@@ -1,8 +1,10 @@
+use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec,
     Opts, Registry, TextEncoder,
 };
 
@@ -28,19 +30,33 @@ pub struct CragMetrics {
     vector_copy: VectorCopyMetrics,
 }
 
-/// The vector index's in-memory copy, as its last reading found it (`crag_vector_copy_*`).
+/// One collection's reading of its vector index's in-memory copy, for
+/// [`CragMetrics::set_vector_copies`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyReading {
+    /// The copy's state (`None`: the index keeps no copy).
+    Read(Option<MemoryCopy>),
+    /// The reading failed: the collection's gauges keep their last values.
+    Failed,
+}
+
+/// Each collection's vector index's in-memory copy, as its last reading found it
+/// (`crag_vector_copy_*`, labelled by `collection`).
 #[derive(Clone)]
 struct VectorCopyMetrics {
-    rows: IntGauge,
-    partitions: IntGauge,
-    loading: IntGauge,
-    loads: IntGauge,
+    rows: IntGaugeVec,
+    partitions: IntGaugeVec,
+    loading: IntGaugeVec,
+    loads: IntGaugeVec,
+    /// The collections the gauges hold a reading of.
+    shown: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl VectorCopyMetrics {
     fn register(registry: &Registry) -> Result<Self> {
-        let gauge = |name: &str, help: &str| -> Result<IntGauge> {
-            let gauge = IntGauge::new(name, help).map_err(metric_error)?;
+        let gauge = |name: &str, help: &str| -> Result<IntGaugeVec> {
+            let gauge =
+                IntGaugeVec::new(Opts::new(name, help), &["collection"]).map_err(metric_error)?;
             registry
                 .register(Box::new(gauge.clone()))
                 .map_err(metric_error)?;
@@ -64,7 +80,12 @@ impl VectorCopyMetrics {
                 "crag_vector_copy_loads",
                 "In-memory vector copies loaded since the index was opened",
             )?,
+            shown: Arc::default(),
         })
+    }
+
+    fn all(&self) -> [&IntGaugeVec; 4] {
+        [&self.rows, &self.partitions, &self.loading, &self.loads]
     }
 }
 
@@ -289,16 +310,38 @@ impl CragMetrics {
         m.neighbours.inc_by(neighbours as u64);
     }
 
-    /// Sets the `crag_vector_copy_*` gauges from the vector index's in-memory copy (all 0 when
-    /// the index keeps none).
-    pub fn set_vector_copy(&self, copy: Option<MemoryCopy>) {
-        let copy = copy.unwrap_or_default();
+    /// Sets the `crag_vector_copy_*` gauges from each collection's reading of its vector
+    /// index's in-memory copy (all 0 for an index that keeps none), labelled by collection;
+    /// the gauges of collections not in `readings` (closed or deleted since) are removed.
+    pub fn set_vector_copies(&self, readings: &[(String, CopyReading)]) {
         let m = &self.vector_copy;
+        let mut shown = m.shown.lock().unwrap_or_else(|e| e.into_inner());
+        let now: BTreeSet<String> = readings.iter().map(|(name, _)| name.clone()).collect();
+        for gone in shown.difference(&now) {
+            for gauge in m.all() {
+                // Absent already is as good as removed.
+                let _ = gauge.remove_label_values(&[gone]);
+            }
+        }
         let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-        m.rows.set(count(copy.rows.unwrap_or(0)));
-        m.partitions.set(count(copy.partitions.unwrap_or(0)));
-        m.loading.set(i64::from(copy.loading));
-        m.loads.set(count(copy.loads));
+        for (name, reading) in readings {
+            let CopyReading::Read(copy) = reading else {
+                continue;
+            };
+            let copy = copy.unwrap_or_default();
+            let label = [name.as_str()];
+            m.rows
+                .with_label_values(&label)
+                .set(count(copy.rows.unwrap_or(0)));
+            m.partitions
+                .with_label_values(&label)
+                .set(count(copy.partitions.unwrap_or(0)));
+            m.loading
+                .with_label_values(&label)
+                .set(i64::from(copy.loading));
+            m.loads.with_label_values(&label).set(count(copy.loads));
+        }
+        *shown = now;
     }
 
     pub(crate) fn evaluator_failure(&self, evaluator: &str) {
@@ -334,27 +377,51 @@ mod tests {
     }
 
     #[test]
-    fn the_vector_copy_gauges_show_its_last_reading() {
+    fn the_vector_copy_gauges_show_each_collection_s_last_reading() {
         let m = CragMetrics::new().unwrap();
-        m.set_vector_copy(Some(MemoryCopy {
+        let big = MemoryCopy {
             rows: Some(1_000_000),
             partitions: Some(1_000),
             loading: true,
             loads: 3,
-        }));
+        };
+        m.set_vector_copies(&[
+            ("default".into(), CopyReading::Read(None)),
+            ("papers".into(), CopyReading::Read(Some(big))),
+        ]);
         let text = m.render().unwrap();
         for line in [
-            "crag_vector_copy_rows 1000000",
-            "crag_vector_copy_partitions 1000",
-            "crag_vector_copy_loading 1",
-            "crag_vector_copy_loads 3",
+            "crag_vector_copy_rows{collection=\"papers\"} 1000000",
+            "crag_vector_copy_partitions{collection=\"papers\"} 1000",
+            "crag_vector_copy_loading{collection=\"papers\"} 1",
+            "crag_vector_copy_loads{collection=\"papers\"} 3",
+            "crag_vector_copy_rows{collection=\"default\"} 0",
+            "crag_vector_copy_loading{collection=\"default\"} 0",
         ] {
             assert!(text.contains(line), "{line}: {text}");
         }
-        m.set_vector_copy(None);
+        // A failed reading keeps the last values.
+        m.set_vector_copies(&[
+            ("default".into(), CopyReading::Read(None)),
+            ("papers".into(), CopyReading::Failed),
+        ]);
         let text = m.render().unwrap();
-        assert!(text.contains("crag_vector_copy_rows 0"), "{text}");
-        assert!(text.contains("crag_vector_copy_loading 0"), "{text}");
+        assert!(
+            text.contains("crag_vector_copy_rows{collection=\"papers\"} 1000000"),
+            "{text}"
+        );
+        // The next reading no longer has `papers` (closed or deleted): its gauges go.
+        let small = MemoryCopy {
+            rows: Some(10),
+            ..MemoryCopy::default()
+        };
+        m.set_vector_copies(&[("default".into(), CopyReading::Read(Some(small)))]);
+        let text = m.render().unwrap();
+        assert!(!text.contains("papers"), "{text}");
+        assert!(
+            text.contains("crag_vector_copy_rows{collection=\"default\"} 10"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub use config::{CragConfig, ExpansionStrategy};
 pub use evaluate::{EvaluationReport, JudgedDocument, MAX_EVALUATED_DOCUMENTS};
 pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
 pub use guard::FailMode;
-pub use metrics::CragMetrics;
+pub use metrics::{CopyReading, CragMetrics};
 pub use outcome::{EvaluationInput, QueryOutcome, QueryRequest};
 pub use rerank::{RerankConfig, RerankOutcome};
 pub use selfcal::pseudo_query;
