@@ -270,6 +270,7 @@ async fn ambiguous_drops_documents_below_the_filter_threshold_and_expands() {
         CragConfig {
             expansion: ExpansionStrategy::Synonyms,
             expansion_enabled: true,
+            reevaluate_corrections: true,
             ..CragConfig::default()
         },
     )
@@ -382,11 +383,11 @@ async fn incorrect_rewrites_searches_the_web_and_keeps_the_local_results() {
 }
 
 #[tokio::test]
-async fn incorrect_without_web_search_returns_the_original_results() {
+async fn incorrect_without_web_search_keeps_the_original_when_the_rewrite_judges_no_better() {
     let e = with(
         scripted(Verdict::Incorrect, vec![0.05; 4]),
         None,
-        CragConfig::default(),
+        judged_again(),
     )
     .await;
     let q = "What are the latest SpaceX launch updates?";
@@ -418,7 +419,7 @@ async fn incorrect_fuses_a_rewrite_that_judges_better_with_the_original() {
         None,
         CragConfig {
             evaluation_cache_capacity: 0,
-            ..CragConfig::default()
+            ..judged_again()
         },
     )
     .await;
@@ -437,6 +438,54 @@ async fn incorrect_fuses_a_rewrite_that_judges_better_with_the_original() {
     );
     assert!(rewrite.reason.contains("against"), "{}", rewrite.reason);
     // Fused, not substituted: the original's best result is still there.
+    assert!(ids(&o).contains(&local[0]), "{:?} vs {local:?}", ids(&o));
+}
+
+/// Corrections judged again before they are kept (`crag.reevaluate_corrections`).
+fn judged_again() -> CragConfig {
+    CragConfig {
+        reevaluate_corrections: true,
+        ..CragConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn by_default_a_rewrite_is_fused_without_a_second_judgement() {
+    let judged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let calls = Arc::clone(&judged);
+    let evaluator = Arc::new(FnEvaluator::new(
+        "counting",
+        move |_q, docs: &[EvalDocument]| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(evaluation(
+                Verdict::Incorrect,
+                0.2,
+                vec![Some(0.05); docs.len()],
+            ))
+        },
+    ));
+    let e = with(evaluator, None, CragConfig::default()).await;
+    let q = "What do we know about Rust ownership and vitamin D?";
+    let local = ids(&plain(&e, q, 3).await);
+    let o = e.query(&request(q, 3)).await.unwrap();
+    assert_eq!(
+        judged.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "judged once"
+    );
+    let rewrite = o
+        .corrections
+        .iter()
+        .find(|c| c.kind == CorrectionKind::Rewrite)
+        .unwrap_or_else(|| panic!("a rewrite correction: {:?}", o.corrections));
+    assert!(
+        rewrite.reason.contains("fused by rank"),
+        "{}",
+        rewrite.reason
+    );
+    assert!(!rewrite.reason.contains("judged"), "{}", rewrite.reason);
+    // The query's judgement is the first list's; the list is the fusion.
+    assert_eq!(o.verdict(), Some(Verdict::Incorrect));
     assert!(ids(&o).contains(&local[0]), "{:?} vs {local:?}", ids(&o));
 }
 
@@ -1264,7 +1313,10 @@ async fn pseudo_relevance_feedback_refills_what_the_filter_dropped() {
 async fn an_expansion_that_does_not_judge_better_is_not_kept() {
     let e = feedback_engine(
         scripted(Verdict::Ambiguous, vec![0.9, 0.9, 0.1]),
-        feedback_config(),
+        CragConfig {
+            reevaluate_corrections: true,
+            ..feedback_config()
+        },
     )
     .await;
     let local = ids(&plain(&e, "bone density", 3).await);

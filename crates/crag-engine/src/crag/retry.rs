@@ -85,6 +85,7 @@ mod tests {
         CragConfig {
             max_retries,
             expansion_enabled: true,
+            reevaluate_corrections: true,
             ..CragConfig::default()
         }
     }

@@ -23,8 +23,8 @@ pub(super) const ACTION: Action = Action {
     name: "expand",
     when: "ambiguous verdict, `crag.expansion_enabled`",
     does: "expands the query (`crag.expansion`: feedback from the top documents, or \
-           synonyms), retrieves again, fuses with the current list and keeps the fusion if it \
-           judges better (`expand`)",
+           synonyms), retrieves again, fuses with the current list and keeps the fusion (only \
+           if it judges better under `crag.reevaluate_corrections`) (`expand`)",
     plan: |verdict, config, _| {
         boxed(
             (verdict == Verdict::Ambiguous && config.expansion_enabled).then_some(Expand {

@@ -20,8 +20,9 @@ pub(super) const ACTION: Action = Action {
     name: "rewrite",
     when: "incorrect verdict, `crag.rewrite_enabled`",
     does: "rewrites the query (the language model's `llm.rewrite`, else its keywords), \
-           retrieves it, fuses with the current list and keeps the fusion if it judges better \
-           (`rewrite`); a web search that follows searches with the rewritten query",
+           retrieves it, fuses with the current list and keeps the fusion (only if it judges \
+           better under `crag.reevaluate_corrections`) (`rewrite`); a web search that follows \
+           searches with the rewritten query",
     plan: |verdict, config, state| {
         boxed((verdict == Verdict::Incorrect && config.rewrite_enabled).then_some(planned(state)))
     },
