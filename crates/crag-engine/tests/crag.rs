@@ -270,8 +270,7 @@ async fn ambiguous_drops_documents_below_the_filter_threshold_and_expands() {
         CragConfig {
             expansion: ExpansionStrategy::Synonyms,
             expansion_enabled: true,
-            reevaluate_corrections: true,
-            ..CragConfig::default()
+            ..judged_again()
         },
     )
     .await;
