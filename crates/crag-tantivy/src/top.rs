@@ -1,5 +1,6 @@
 //! The best hits of a query over every segment of an index, the segments searched largest
-//! first and each started at the k-th best score of those before it.
+//! first and each started at the k-th best score of those before it (a large index's
+//! segments by one thread per core, sharing that score).
 //!
 //! Tantivy's `TopDocs` searches each segment from scratch: its pruning (MaxScore here,
 //! block-max WAND in Tantivy's own disjunctions) learns the k-th best score anew in every
@@ -10,6 +11,8 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::OnceLock;
 
 use tantivy::query::{EnableScoring, Query, Weight};
 use tantivy::{DocAddress, Score, Searcher};
@@ -21,6 +24,16 @@ pub(crate) fn top_with_ties(
     query: &dyn Query,
     k: usize,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
+    top_with_ties_by(searcher, query, k, workers(searcher))
+}
+
+/// [`top_with_ties`] by `workers` threads ([`top_k_by`]).
+fn top_with_ties_by(
+    searcher: &Searcher,
+    query: &dyn Query,
+    k: usize,
+    workers: usize,
+) -> tantivy::Result<Vec<(Score, DocAddress)>> {
     let live = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
     let k = k.min(live);
     if k == 0 {
@@ -29,7 +42,7 @@ pub(crate) fn top_with_ties(
     let weight = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
     let mut limit = k.saturating_add(1).min(live);
     let mut hits = loop {
-        let hits = top_k(searcher, weight.as_ref(), limit)?;
+        let hits = top_k_by(searcher, weight.as_ref(), limit, workers)?;
         let tied_past_cut = limit < live
             && hits.len() == limit
             && hits.get(k - 1).map(|h| h.0) == hits.last().map(|h| h.0);
@@ -64,12 +77,32 @@ impl PartialOrd for Hit {
     }
 }
 
+/// The threads a search of `searcher` takes: one per core (at most one per segment) for an
+/// index of many documents, else one.
+fn workers(searcher: &Searcher) -> usize {
+    if searcher.num_docs() >= PARALLEL_FROM_DOCS {
+        cores().min(searcher.segment_readers().len()).max(1)
+    } else {
+        1
+    }
+}
+
+/// Documents from which a search is split across threads by segment: a search of a few
+/// milliseconds, against tens of microseconds to start a thread. SciFact's 10k chunks are
+/// searched by one.
+const PARALLEL_FROM_DOCS: u64 = 100_000;
+
 /// The `limit` best live hits of `weight`, best first (equal scores by address), the
-/// segments searched largest first, each from the `limit`-th best score found before it.
-pub(crate) fn top_k(
+/// segments searched largest first, each from the `limit`-th best score found before it, by
+/// `workers` threads (the caller's and scoped ones): each takes the next largest segment in
+/// turn into its own heap, all start from and raise the best `limit`-th score any heap
+/// holds. No hit above the final `limit`-th best is pruned, as every floor used is some
+/// heap's `limit`-th best at the time.
+fn top_k_by(
     searcher: &Searcher,
     weight: &dyn Weight,
     limit: usize,
+    workers: usize,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
     if limit == 0 {
         return Ok(Vec::new());
@@ -77,11 +110,54 @@ pub(crate) fn top_k(
     let readers = searcher.segment_readers();
     let mut order: Vec<u32> = (0..).take(readers.len()).collect();
     order.sort_by_key(|&ordinal| Reverse(readers[ordinal as usize].num_docs()));
-    let mut heap: BinaryHeap<Reverse<Hit>> = BinaryHeap::with_capacity(limit + 1);
-    let mut threshold = Score::MIN;
-    for ordinal in order {
+    let next = AtomicUsize::new(0);
+    let floor = Floor::new(Score::MIN);
+    let work = || search_segments(searcher, weight, limit, &order, &next, &floor);
+    let heaps: Vec<Heap> = if workers <= 1 {
+        vec![work()?]
+    } else {
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+            let mut heaps = vec![work()?];
+            for other in others {
+                heaps.push(
+                    other
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
+                );
+            }
+            Ok::<_, tantivy::TantivyError>(heaps)
+        })?
+    };
+    let mut hits: Vec<(Score, DocAddress)> = heaps
+        .into_iter()
+        .flatten()
+        .map(|Reverse(Hit(score, address))| (score, address))
+        .collect();
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    hits.truncate(limit);
+    Ok(hits)
+}
+
+/// The best hits one thread found, the lowest on top.
+type Heap = BinaryHeap<Reverse<Hit>>;
+
+/// One thread's part of [`top_k_by`]: the segments of `order` it takes from `next`, each
+/// searched from the shared `floor`, into a heap of the `limit` best.
+fn search_segments(
+    searcher: &Searcher,
+    weight: &dyn Weight,
+    limit: usize,
+    order: &[u32],
+    next: &AtomicUsize,
+    floor: &Floor,
+) -> tantivy::Result<Heap> {
+    let readers = searcher.segment_readers();
+    let mut heap: Heap = BinaryHeap::with_capacity(limit + 1);
+    while let Some(&ordinal) = order.get(next.fetch_add(1, AtomicOrdering::Relaxed)) {
         let reader = &readers[ordinal as usize];
         let alive = reader.alive_bitset();
+        let mut threshold = floor.get();
         weight.for_each_pruning(threshold, reader, &mut |doc, score| {
             if alive.is_some_and(|alive| alive.is_deleted(doc)) {
                 return threshold;
@@ -92,18 +168,58 @@ pub(crate) fn top_k(
             }
             if heap.len() == limit {
                 if let Some(Reverse(Hit(lowest, _))) = heap.peek() {
-                    threshold = *lowest;
+                    floor.raise(*lowest);
                 }
             }
+            threshold = floor.get();
             threshold
         })?;
     }
-    let mut hits: Vec<(Score, DocAddress)> = heap
-        .into_iter()
-        .map(|Reverse(Hit(score, address))| (score, address))
-        .collect();
-    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    Ok(hits)
+    Ok(heap)
+}
+
+/// A score the threads of a search share and only raise: an `f32` in an atomic, its bits
+/// mapped so that unsigned order is the scores' order.
+struct Floor(AtomicU32);
+
+impl Floor {
+    fn new(score: Score) -> Self {
+        Self(AtomicU32::new(Self::encode(score)))
+    }
+
+    fn get(&self) -> Score {
+        Self::decode(self.0.load(AtomicOrdering::Relaxed))
+    }
+
+    fn raise(&self, score: Score) {
+        self.0
+            .fetch_max(Self::encode(score), AtomicOrdering::Relaxed);
+    }
+
+    fn encode(score: Score) -> u32 {
+        let bits = score.to_bits();
+        if bits & SIGN != 0 {
+            !bits
+        } else {
+            bits | SIGN
+        }
+    }
+
+    fn decode(code: u32) -> Score {
+        Score::from_bits(if code & SIGN != 0 {
+            code & !SIGN
+        } else {
+            !code
+        })
+    }
+}
+
+const SIGN: u32 = 1 << 31;
+
+/// The cores a search may use (read once: the standard library reads the cgroup's quota).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 #[cfg(test)]

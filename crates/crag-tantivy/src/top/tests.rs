@@ -82,14 +82,17 @@ fn the_top_k_with_ties_is_the_exhaustive_one() {
     for words in queries {
         let query = query(body, words);
         let all = every_hit(&searcher, &query);
-        for k in [1, 3, 10, 50, 200, 1000] {
-            let hits = top_with_ties(&searcher, &query, k).unwrap();
+        for (k, workers) in [1, 3, 10, 50, 200, 1000]
+            .into_iter()
+            .flat_map(|k| [(k, 1), (k, 2), (k, 3), (k, 8)])
+        {
+            let hits = top_with_ties_by(&searcher, &query, k, workers).unwrap();
             let mut expected: Vec<(Score, DocAddress)> = match all.get(k.min(all.len()) - 1) {
                 Some(&(cut, _)) => all.iter().copied().filter(|h| h.0 >= cut).collect(),
                 None => Vec::new(),
             };
             expected.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-            assert_eq!(hits, expected, "{words:?} k={k}");
+            assert_eq!(hits, expected, "{words:?} k={k}, {workers} threads");
         }
     }
 }
@@ -97,16 +100,13 @@ fn the_top_k_with_ties_is_the_exhaustive_one() {
 #[test]
 fn deleted_documents_are_never_returned() {
     let (searcher, body) = index();
-    let hits = top_k(
-        &searcher,
-        query(body, &["d3", "d90", "d600", "d4"])
-            .weight(EnableScoring::enabled_from_searcher(&searcher))
-            .unwrap()
-            .as_ref(),
-        10,
-    )
-    .unwrap();
-    assert_eq!(hits.len(), 1, "only d4 is live: {hits:?}");
+    let weight = query(body, &["d3", "d90", "d600", "d4"])
+        .weight(EnableScoring::enabled_from_searcher(&searcher))
+        .unwrap();
+    for workers in [1, 2] {
+        let hits = top_k_by(&searcher, weight.as_ref(), 10, workers).unwrap();
+        assert_eq!(hits.len(), 1, "only d4 is live: {hits:?}");
+    }
 }
 
 /// A weight that records the threshold each segment's search starts from.
@@ -149,7 +149,7 @@ fn later_segments_start_from_the_k_th_score_of_the_earlier_ones() {
         starts: Mutex::new(Vec::new()),
     };
     let limit = 10;
-    let hits = top_k(&searcher, &weight, limit).unwrap();
+    let hits = top_k_by(&searcher, &weight, limit, 1).unwrap();
     let starts = weight.starts.into_inner().unwrap();
     let sizes: Vec<u32> = starts.iter().map(|s| s.0).collect();
     let mut largest_first = sizes.clone();
@@ -173,4 +173,58 @@ fn later_segments_start_from_the_k_th_score_of_the_earlier_ones() {
     let scores: Vec<Score> = hits.iter().map(|h| h.0).collect();
     let expected: Vec<Score> = all.iter().take(limit).map(|h| h.0).collect();
     assert_eq!(scores, expected);
+}
+
+#[test]
+fn threads_sharing_the_k_th_score_find_the_best_hits_of_one_thread() {
+    let (searcher, body) = index();
+    for words in [
+        &["cell", "protein", "gene"][..],
+        &["dose", "virus"],
+        &["brain"],
+    ] {
+        let weight = query(body, words)
+            .weight(EnableScoring::enabled_from_searcher(&searcher))
+            .unwrap();
+        for limit in [1, 5, 20, 100] {
+            let one = top_k_by(&searcher, weight.as_ref(), limit, 1).unwrap();
+            for workers in [2, 4] {
+                let many = top_k_by(&searcher, weight.as_ref(), limit, workers).unwrap();
+                let scores =
+                    |hits: &[(Score, DocAddress)]| hits.iter().map(|h| h.0).collect::<Vec<_>>();
+                assert_eq!(
+                    scores(&many),
+                    scores(&one),
+                    "{words:?} {limit}, {workers} threads"
+                );
+                // Above the last score, the same documents (ties at it may be others).
+                let last = one.last().map_or(Score::MIN, |h| h.0);
+                let above = |hits: &[(Score, DocAddress)]| {
+                    hits.iter()
+                        .filter(|h| h.0 > last)
+                        .copied()
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(
+                    above(&many),
+                    above(&one),
+                    "{words:?} {limit}, {workers} threads"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_shared_floor_orders_scores_as_they_order() {
+    let scores = [Score::MIN, -3.5, -0.0, 0.0, 1e-30, 0.25, 7.0, Score::MAX];
+    for pair in scores.windows(2) {
+        assert!(Floor::encode(pair[0]) <= Floor::encode(pair[1]), "{pair:?}");
+    }
+    let floor = Floor::new(Score::MIN);
+    for (raised, expected) in [(2.5, 2.5), (-1.0, 2.5), (9.0, 9.0), (8.9, 9.0)] {
+        floor.raise(raised);
+        assert_eq!(floor.get(), expected);
+    }
+    assert_eq!(Floor::new(-3.5).get(), -3.5);
 }
