@@ -73,7 +73,9 @@ impl Bm25fTermQuery {
         let frequency = statistics.doc_freq(&self.text)?.min(documents);
         let odds = ((documents - frequency) as Score + 0.5) / (frequency as Score + 0.5);
         let idf = (1.0 + odds).ln();
-        let norms = |field: Field| -> tantivy::Result<Arc<[Score; 256]>> {
+        // `scale / (1 - b + b * length / mean length)` per length code: a frequency is
+        // multiplied by it (a product, not a quotient, per document scored).
+        let norms = |field: Field, scale: Score| -> tantivy::Result<Arc<[Score; 256]>> {
             let tokens = statistics.total_num_tokens(field)?;
             let mean = if documents == 0 {
                 1.0
@@ -83,15 +85,15 @@ impl Bm25fTermQuery {
             let mut norms = [0.0; 256];
             for (code, norm) in norms.iter_mut().enumerate() {
                 let length = FieldNormReader::id_to_fieldnorm(code as u8) as Score;
-                *norm = 1.0 - self.params.b + self.params.b * length / mean;
+                *norm = scale / (1.0 - self.params.b + self.params.b * length / mean);
             }
             Ok(Arc::new(norms))
         };
         Ok(Bm25fWeight {
             query: self.clone(),
             weight: idf * (self.params.k1 + 1.0) * self.boost,
-            title_norms: norms(self.title.field())?,
-            text_norms: norms(self.text.field())?,
+            title_norms: norms(self.title.field(), self.params.title_weight)?,
+            text_norms: norms(self.text.field(), 1.0)?,
         })
     }
 }
@@ -101,8 +103,10 @@ pub(crate) struct Bm25fWeight {
     query: Bm25fTermQuery,
     /// `idf * (k1 + 1) * boost`.
     weight: Score,
-    /// `1 - b + b * length / mean length` per length code, of the title and of the text.
+    /// Per length code, what a title's frequency is multiplied by: the title weight over
+    /// `1 - b + b * length / mean length`.
     title_norms: Arc<[Score; 256]>,
+    /// Per length code, `1 / (1 - b + b * length / mean length)` of the text.
     text_norms: Arc<[Score; 256]>,
 }
 
@@ -136,7 +140,6 @@ impl Bm25fWeight {
             title_lengths: reader.get_fieldnorms_reader(self.query.title.field())?,
             weight: self.weight * boost,
             k1: self.query.params.k1,
-            title_weight: self.query.params.title_weight,
             title_norms: Arc::clone(&self.title_norms),
             text_norms: Arc::clone(&self.text_norms),
         }))
@@ -173,8 +176,9 @@ pub(crate) struct Bm25fScorer {
     title_lengths: FieldNormReader,
     weight: Score,
     k1: Score,
-    title_weight: Score,
+    /// As [`Bm25fWeight`]'s: the title weight over the length normalisation, per length code.
     title_norms: Arc<[Score; 256]>,
+    /// As [`Bm25fWeight`]'s: one over the length normalisation, per length code.
     text_norms: Arc<[Score; 256]>,
 }
 
@@ -200,14 +204,14 @@ impl Scorer for Bm25fScorer {
     fn score(&mut self) -> Score {
         let doc = self.text.doc();
         let text_norm = self.text_norms[usize::from(self.text_lengths.fieldnorm_id(doc))];
-        let mut frequency = self.text.term_freq() as Score / text_norm;
+        let mut frequency = self.text.term_freq() as Score * text_norm;
         if let Some(title) = &mut self.title {
             if title.doc() < doc {
                 title.seek(doc);
             }
             if title.doc() == doc {
                 let norm = self.title_norms[usize::from(self.title_lengths.fieldnorm_id(doc))];
-                frequency += self.title_weight * title.term_freq() as Score / norm;
+                frequency += title.term_freq() as Score * norm;
             }
         }
         self.weight * frequency / (frequency + self.k1)

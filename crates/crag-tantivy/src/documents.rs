@@ -20,6 +20,7 @@ use crag_core::{Chunk, DocumentId, Metadata, MetadataFilter};
 use crag_ports::{ErrorKind, PortError, PortResult};
 use tantivy::collector::DocSetCollector;
 use tantivy::directory::MmapDirectory;
+use tantivy::query::EnableScoring;
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
@@ -34,7 +35,7 @@ use crate::error::{io_error, port_error};
 use crate::filter;
 use crate::maxscore::Bm25fDisjunction;
 use crate::schema::ANALYZER;
-use crate::top::top_with_ties;
+use crate::top::{top_with_ties, top_with_ties_of};
 
 /// The documents index's directory inside the keyword index's.
 pub(crate) const DIRECTORY: &str = "documents";
@@ -274,12 +275,18 @@ impl DocumentIndex {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
-        let query = filter::restrict(
-            Box::new(Bm25fDisjunction::new(words)),
-            self.fields.metadata,
-            filter,
-        );
-        let hits = top_with_ties(&searcher, query.as_ref(), k).map_err(port_error(MESSAGE))?;
+        let disjunction = Bm25fDisjunction::new(words);
+        let hits = match filter {
+            // Unfiltered, a large index's segments are searched by ranges of documents too.
+            None => disjunction
+                .disjunction_weight(EnableScoring::enabled_from_searcher(&searcher))
+                .and_then(|weight| top_with_ties_of(&searcher, &weight, k)),
+            Some(_) => {
+                let query = filter::restrict(Box::new(disjunction), self.fields.metadata, filter);
+                top_with_ties(&searcher, query.as_ref(), k)
+            }
+        }
+        .map_err(port_error(MESSAGE))?;
         let mut found = hits
             .into_iter()
             .map(|(score, address)| Ok((self.document_id(&searcher, address)?, score)))

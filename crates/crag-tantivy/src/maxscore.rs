@@ -15,7 +15,10 @@
 use tantivy::query::{BooleanQuery, EnableScoring, Explanation, Occur, Query, Scorer, Weight};
 use tantivy::{DocId, DocSet, Score, SegmentReader, Term, TERMINATED};
 
+use std::ops::Range;
+
 use crate::bm25f::{Bm25fScorer, Bm25fTermQuery, Bm25fWeight};
+use crate::top::PruningSearch;
 
 /// Bounds are raised by this factor so that rounding never lets a score pass its word's bound.
 const BOUND_SLACK: Score = 1.0 + 1e-4;
@@ -32,21 +35,32 @@ impl Bm25fDisjunction {
     }
 }
 
-impl Query for Bm25fDisjunction {
-    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+impl Bm25fDisjunction {
+    /// Its weight over the index `scoring` describes, searched by ranges of documents too
+    /// ([`PruningSearch`]).
+    pub(crate) fn disjunction_weight(
+        &self,
+        scoring: EnableScoring<'_>,
+    ) -> tantivy::Result<DisjunctionWeight> {
         let clauses = self
             .words
             .iter()
             .map(|word| (Occur::Should, Box::new(word.clone()) as Box<dyn Query>))
             .collect();
-        Ok(Box::new(DisjunctionWeight {
+        Ok(DisjunctionWeight {
             union: BooleanQuery::new(clauses).weight(scoring)?,
             words: self
                 .words
                 .iter()
                 .map(|word| word.bm25f_weight(scoring))
                 .collect::<tantivy::Result<_>>()?,
-        }))
+        })
+    }
+}
+
+impl Query for Bm25fDisjunction {
+    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.disjunction_weight(scoring)?))
     }
 
     fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
@@ -56,7 +70,7 @@ impl Query for Bm25fDisjunction {
     }
 }
 
-struct DisjunctionWeight {
+pub(crate) struct DisjunctionWeight {
     /// The same words as a union, for every use but a top-k search (an intersection with a
     /// filter, a count, an explanation).
     union: Box<dyn Weight>,
@@ -78,10 +92,25 @@ impl Weight for DisjunctionWeight {
         reader: &SegmentReader,
         callback: &mut dyn FnMut(DocId, Score) -> Score,
     ) -> tantivy::Result<()> {
+        self.for_each_pruning_in(threshold, reader, 0..TERMINATED, callback)
+    }
+}
+
+impl PruningSearch for DisjunctionWeight {
+    fn for_each_pruning_in(
+        &self,
+        threshold: Score,
+        reader: &SegmentReader,
+        docs: Range<DocId>,
+        callback: &mut dyn FnMut(DocId, Score) -> Score,
+    ) -> tantivy::Result<()> {
         let mut words = Vec::with_capacity(self.words.len());
         for (clause, weight) in self.words.iter().enumerate() {
-            if let Some(scorer) = weight.term_scorer(reader, 1.0)? {
-                if scorer.doc() != TERMINATED {
+            if let Some(mut scorer) = weight.term_scorer(reader, 1.0)? {
+                if scorer.doc() < docs.start {
+                    scorer.seek(docs.start);
+                }
+                if scorer.doc() < docs.end {
                     words.push(Word {
                         clause,
                         bound: weight.bound() * BOUND_SLACK,
@@ -90,8 +119,12 @@ impl Weight for DisjunctionWeight {
                 }
             }
         }
-        max_score(words, self.words.len(), threshold, callback);
+        max_score(words, self.words.len(), threshold, docs.end, callback);
         Ok(())
+    }
+
+    fn searches_ranges(&self) -> bool {
+        true
     }
 }
 
@@ -102,12 +135,13 @@ struct Word {
     scorer: Bm25fScorer,
 }
 
-/// Calls `callback` with every document scoring above the threshold it last returned (at
-/// first `threshold`), in document order, except those that provably cannot.
+/// Calls `callback` with every document before `end` scoring above the threshold it last
+/// returned (at first `threshold`), in document order, except those that provably cannot.
 fn max_score(
     mut words: Vec<Word>,
     clauses: usize,
     mut threshold: Score,
+    end: DocId,
     callback: &mut dyn FnMut(DocId, Score) -> Score,
 ) {
     words.sort_by(|a, b| a.bound.total_cmp(&b.bound));
@@ -130,7 +164,7 @@ fn max_score(
             .map(|word| word.scorer.doc())
             .min()
             .unwrap_or(TERMINATED);
-        if doc == TERMINATED {
+        if doc >= end {
             break;
         }
         let mut partial: Score = 0.0;
@@ -255,6 +289,17 @@ mod tests {
             .collect()
     }
 
+    /// The documents of `hits` strictly above `kth` (beyond its rounding), in address order.
+    fn above(hits: &[(Score, DocAddress)], kth: Score) -> Vec<DocAddress> {
+        let mut docs: Vec<DocAddress> = hits
+            .iter()
+            .filter(|h| h.0 > kth * (1.0 + 1e-5))
+            .map(|h| h.1)
+            .collect();
+        docs.sort();
+        docs
+    }
+
     fn top(searcher: &Searcher, query: &dyn Query, k: usize) -> Vec<(Score, DocAddress)> {
         searcher
             .search(query, &TopDocs::with_limit(k).order_by_score())
@@ -304,16 +349,52 @@ mod tests {
                     // Documents strictly above the k-th score are the same (ties may differ
                     // in order only by their rounding).
                     let kth = exhaustive.last().map_or(0.0, |h| h.0);
-                    let above = |hits: &[(Score, DocAddress)]| {
-                        let mut docs: Vec<DocAddress> = hits
-                            .iter()
-                            .filter(|h| h.0 > kth * (1.0 + 1e-5))
-                            .map(|h| h.1)
-                            .collect();
-                        docs.sort();
-                        docs
-                    };
-                    assert_eq!(above(&pruned), above(&exhaustive), "{query:?} k={k}");
+                    assert_eq!(
+                        above(&pruned, kth),
+                        above(&exhaustive, kth),
+                        "{query:?} k={k}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn searched_by_ranges_of_documents_on_several_threads_it_finds_the_exhaustive_top_k() {
+        use crate::top::{top_with_ties_by, units};
+        let query: &[(&str, Score)] = &[
+            ("cell", 1.0),
+            ("protein", 0.5),
+            ("prion", 1.0),
+            ("axon", 2.0),
+        ];
+        for seed in [5, 42] {
+            let (searcher, title, text) = corpus(seed);
+            let terms = words(title, text, query, 1.2);
+            let clauses = terms
+                .iter()
+                .map(|t| (Occur::Should, Box::new(t.clone()) as Box<dyn Query>))
+                .collect();
+            let union = BooleanQuery::new(clauses);
+            let weight = Bm25fDisjunction::new(terms)
+                .disjunction_weight(EnableScoring::enabled_from_searcher(&searcher))
+                .unwrap();
+            for k in [1, 10, 100] {
+                let exhaustive = top(&searcher, &union, k);
+                let kth = exhaustive.last().map_or(0.0, |h| h.0);
+                for (workers, range_docs) in [(1, 100), (2, 1), (2, 97), (3, 250), (2, 100_000)] {
+                    let parts = units(&searcher, &weight, workers, range_docs);
+                    let hits = top_with_ties_by(&searcher, &weight, k, workers, &parts).unwrap();
+                    let context = format!("seed {seed} k={k}, {workers} threads, {range_docs}");
+                    // Every hit down to the k-th, and those tied with it.
+                    assert!(hits.len() >= exhaustive.len(), "{context}");
+                    for (h, e) in hits.iter().zip(&exhaustive) {
+                        assert!(
+                            (h.0 - e.0).abs() <= 1e-5 * e.0.abs(),
+                            "{h:?} vs {e:?}, {context}"
+                        );
+                    }
+                    assert_eq!(above(&hits, kth), above(&exhaustive, kth), "{context}");
                 }
             }
         }

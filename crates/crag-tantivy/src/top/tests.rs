@@ -61,6 +61,33 @@ fn query(body: Field, words: &[&str]) -> BooleanQuery {
     )
 }
 
+/// [`top_with_ties_by`] of a query searched by whole segments.
+fn with_ties(
+    searcher: &Searcher,
+    query: &dyn Query,
+    k: usize,
+    workers: usize,
+) -> Vec<(Score, DocAddress)> {
+    let weight = query
+        .weight(EnableScoring::enabled_from_searcher(searcher))
+        .unwrap();
+    let search = Whole(weight.as_ref());
+    let units = units(searcher, &search, workers, RANGE_DOCS);
+    top_with_ties_by(searcher, &search, k, workers, &units).unwrap()
+}
+
+/// [`top_k_by`] of a weight searched by whole segments.
+fn top_k_of(
+    searcher: &Searcher,
+    weight: &dyn Weight,
+    limit: usize,
+    workers: usize,
+) -> Vec<(Score, DocAddress)> {
+    let search = Whole(weight);
+    let units = units(searcher, &search, workers, RANGE_DOCS);
+    top_k_by(searcher, &search, limit, workers, &units).unwrap()
+}
+
 /// Every live hit, best first, with Tantivy's own collector.
 fn every_hit(searcher: &Searcher, query: &dyn Query) -> Vec<(Score, DocAddress)> {
     let live = searcher.num_docs() as usize;
@@ -86,7 +113,7 @@ fn the_top_k_with_ties_is_the_exhaustive_one() {
             .into_iter()
             .flat_map(|k| [(k, 1), (k, 2), (k, 3), (k, 8)])
         {
-            let hits = top_with_ties_by(&searcher, &query, k, workers).unwrap();
+            let hits = with_ties(&searcher, &query, k, workers);
             let mut expected: Vec<(Score, DocAddress)> = match all.get(k.min(all.len()) - 1) {
                 Some(&(cut, _)) => all.iter().copied().filter(|h| h.0 >= cut).collect(),
                 None => Vec::new(),
@@ -104,7 +131,7 @@ fn deleted_documents_are_never_returned() {
         .weight(EnableScoring::enabled_from_searcher(&searcher))
         .unwrap();
     for workers in [1, 2] {
-        let hits = top_k_by(&searcher, weight.as_ref(), 10, workers).unwrap();
+        let hits = top_k_of(&searcher, weight.as_ref(), 10, workers);
         assert_eq!(hits.len(), 1, "only d4 is live: {hits:?}");
     }
 }
@@ -149,7 +176,7 @@ fn later_segments_start_from_the_k_th_score_of_the_earlier_ones() {
         starts: Mutex::new(Vec::new()),
     };
     let limit = 10;
-    let hits = top_k_by(&searcher, &weight, limit, 1).unwrap();
+    let hits = top_k_of(&searcher, &weight, limit, 1);
     let starts = weight.starts.into_inner().unwrap();
     let sizes: Vec<u32> = starts.iter().map(|s| s.0).collect();
     let mut largest_first = sizes.clone();
@@ -187,9 +214,9 @@ fn threads_sharing_the_k_th_score_find_the_best_hits_of_one_thread() {
             .weight(EnableScoring::enabled_from_searcher(&searcher))
             .unwrap();
         for limit in [1, 5, 20, 100] {
-            let one = top_k_by(&searcher, weight.as_ref(), limit, 1).unwrap();
+            let one = top_k_of(&searcher, weight.as_ref(), limit, 1);
             for workers in [2, 4] {
-                let many = top_k_by(&searcher, weight.as_ref(), limit, workers).unwrap();
+                let many = top_k_of(&searcher, weight.as_ref(), limit, workers);
                 let scores =
                     |hits: &[(Score, DocAddress)]| hits.iter().map(|h| h.0).collect::<Vec<_>>();
                 assert_eq!(
@@ -227,4 +254,42 @@ fn a_shared_floor_orders_scores_as_they_order() {
         assert_eq!(floor.get(), expected);
     }
     assert_eq!(Floor::new(-3.5).get(), -3.5);
+}
+
+#[test]
+fn a_search_taking_ranges_is_cut_into_them_for_several_threads_only() {
+    let (searcher, body) = index();
+    let weight = query(body, &["cell"])
+        .weight(EnableScoring::enabled_from_searcher(&searcher))
+        .unwrap();
+    let whole = Whole(weight.as_ref());
+    let sizes = |units: &[Unit]| units.iter().map(|u| u.1.len()).collect::<Vec<_>>();
+    // Largest segment first, whole.
+    assert_eq!(sizes(&units(&searcher, &whole, 2, 100)), [400, 150, 60, 25]);
+    struct Ranged;
+    impl PruningSearch for Ranged {
+        fn for_each_pruning_in(
+            &self,
+            _: Score,
+            _: &SegmentReader,
+            _: std::ops::Range<DocId>,
+            _: &mut dyn FnMut(DocId, Score) -> Score,
+        ) -> tantivy::Result<()> {
+            Ok(())
+        }
+
+        fn searches_ranges(&self) -> bool {
+            true
+        }
+    }
+    assert_eq!(
+        sizes(&units(&searcher, &Ranged, 1, 100)),
+        [400, 150, 60, 25]
+    );
+    let cut = units(&searcher, &Ranged, 2, 100);
+    assert_eq!(sizes(&cut), [100, 100, 100, 100, 100, 50, 60, 25]);
+    assert_eq!(cut[0].1, 0..100);
+    assert_eq!(cut[3].1, 300..400);
+    assert_eq!(cut[4].0, cut[5].0);
+    assert_eq!(cut[5].1, 100..150);
 }
