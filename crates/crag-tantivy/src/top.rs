@@ -165,8 +165,8 @@ pub(crate) fn units(
     units
 }
 
-/// The threads a search of `searcher` takes: one per core (at most one per segment) for an
-/// index of many documents, else one.
+/// The threads a search of `searcher` takes: one per core for an index of many documents
+/// (no more than the search has parts, [`top_k_by`]), else one.
 fn workers(searcher: &Searcher) -> usize {
     if searcher.num_docs() >= PARALLEL_FROM_DOCS {
         cores()
