@@ -12,10 +12,10 @@
 //! its words' scores added in the query's order as an exhaustive union adds them: the top k
 //! is the exhaustive one.
 
+use std::ops::Range;
+
 use tantivy::query::{BooleanQuery, EnableScoring, Explanation, Occur, Query, Scorer, Weight};
 use tantivy::{DocId, DocSet, Score, SegmentReader, Term, TERMINATED};
-
-use std::ops::Range;
 
 use crate::bm25f::{Bm25fScorer, Bm25fTermQuery, Bm25fWeight};
 use crate::top::PruningSearch;
@@ -33,9 +33,7 @@ impl Bm25fDisjunction {
     pub(crate) fn new(words: Vec<Bm25fTermQuery>) -> Self {
         Self { words }
     }
-}
 
-impl Bm25fDisjunction {
     /// Its weight over the index `scoring` describes, searched by ranges of documents too
     /// ([`PruningSearch`]).
     pub(crate) fn disjunction_weight(

@@ -152,14 +152,8 @@ pub(crate) fn units(
             continue;
         }
         let step = range_docs.max(1);
-        let mut from = 0;
-        while from < max_doc || (from == 0 && max_doc == 0) {
-            let to = from.saturating_add(step).min(max_doc);
-            units.push((ordinal, from..to));
-            if to == max_doc {
-                break;
-            }
-            from = to;
+        for from in (0..max_doc).step_by(step as usize) {
+            units.push((ordinal, from..from.saturating_add(step).min(max_doc)));
         }
     }
     units
