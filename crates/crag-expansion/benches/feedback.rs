@@ -1,11 +1,13 @@
 //! Benchmarks of the feedback rerank over 30 candidates of 250 words of English (windows of
 //! the project's docs/crag.md, as a query's top 30 share a topic): their index terms, analysed
-//! one token at a time as before and remembered per raw token ([`CandidateTerms`]); and the
-//! whole reordering with embeddings and words.
+//! one token at a time as before, remembered per raw token ([`CandidateTerms`]), and taken
+//! from a memo shared across queries (`TermMemo`, warm); and the whole reordering with
+//! embeddings and words.
 
 use std::hint::black_box;
+use std::sync::Arc;
 
-use crag_expansion::{feedback_order_with_terms, CandidateTerms};
+use crag_expansion::{feedback_order_with_terms, CandidateTerms, TermMemo};
 use criterion::{criterion_main, Criterion};
 
 const TEXT: &str = include_str!("../../../docs/crag.md");
@@ -53,6 +55,16 @@ fn terms(c: &mut Criterion) {
     c.bench_function("feedback_terms_30x250_remembered", |b| {
         b.iter(|| {
             let mut terms = CandidateTerms::new();
+            for (title, text) in &texts {
+                terms.push(black_box(title), black_box(text));
+            }
+            terms
+        })
+    });
+    let memo = Arc::new(TermMemo::new(1 << 18));
+    c.bench_function("feedback_terms_30x250_shared_memo", |b| {
+        b.iter(|| {
+            let mut terms = CandidateTerms::with_memo(Arc::clone(&memo));
             for (title, text) in &texts {
                 terms.push(black_box(title), black_box(text));
             }

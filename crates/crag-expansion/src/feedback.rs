@@ -5,14 +5,10 @@
 //! (tf-idf within the candidates). No labels, no model call: the stored embeddings of the
 //! candidates, their shown text and their fused scores. Pure.
 
-use std::collections::HashMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A fast, non-cryptographic hash for maps keyed by words of text that a query already
-/// shows (no adversary gains by colliding them).
-type FastHash = foldhash::fast::RandomState;
+pub use crate::candidate_terms::CandidateTerms;
 
 /// Parameters of the feedback rerank.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -154,78 +150,6 @@ pub fn feedback_order_with_terms(
     // Stable: equal scores keep the retrieval's order.
     order.sort_by(|&a, &b| combined[b].total_cmp(&combined[a]));
     order
-}
-
-/// The index terms of the candidates of a feedback rerank, as the keyword index analyses
-/// them (each candidate's title, then its text), each distinct term numbered. A raw token is
-/// analysed once however often the candidates repeat it: the candidates of one query share
-/// most of their words, and stemming them again was most of the rerank's cost.
-#[derive(Debug, Clone, Default)]
-pub struct CandidateTerms {
-    /// Raw token as written -> its term's number (`None`: a stop word or too long).
-    by_token: HashMap<String, Option<u32>, FastHash>,
-    /// Term -> its number.
-    by_term: HashMap<String, u32, FastHash>,
-    candidates: Vec<Vec<u32>>,
-}
-
-impl CandidateTerms {
-    /// No candidates yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds the next candidate: the terms of its `title` and its `text`.
-    pub fn push(&mut self, title: &str, text: &str) {
-        let mut ids = Vec::new();
-        for part in [title, text] {
-            for token in crag_text::tokens(part) {
-                if let Some(id) = self.id(token.text) {
-                    ids.push(id);
-                }
-            }
-        }
-        self.candidates.push(ids);
-    }
-
-    fn id(&mut self, token: &str) -> Option<u32> {
-        if let Some(&id) = self.by_token.get(token) {
-            return id;
-        }
-        let id = crag_text::term(token).map(|term| {
-            let next = u32::try_from(self.by_term.len()).unwrap_or(u32::MAX);
-            *self.by_term.entry(term).or_insert(next)
-        });
-        self.by_token.insert(token.to_owned(), id);
-        id
-    }
-
-    /// Candidates pushed.
-    pub fn len(&self) -> usize {
-        self.candidates.len()
-    }
-
-    /// Whether none was pushed.
-    pub fn is_empty(&self) -> bool {
-        self.candidates.is_empty()
-    }
-
-    /// Distinct terms over all candidates.
-    pub fn distinct_terms(&self) -> usize {
-        self.by_term.len()
-    }
-
-    /// Candidate `i`'s terms, in order, duplicates kept (empty past the last candidate).
-    pub fn terms(&self, i: usize) -> Vec<&str> {
-        let mut names = vec![""; self.by_term.len()];
-        for (term, &id) in &self.by_term {
-            names[id as usize] = term;
-        }
-        self.candidates
-            .get(i)
-            .map(|ids| ids.iter().map(|&id| names[id as usize]).collect())
-            .unwrap_or_default()
-    }
 }
 
 /// Each candidate's cosine, in index terms, with the centroid of the first `feedback_docs`
@@ -402,24 +326,6 @@ mod tests {
         let short = candidates(&["graphene heat", "bread oven"]);
         let order = feedback_order_with_terms(&scores, &vectors, &short, 1, 1.0, 1.0);
         assert_eq!(order, vec![0, 1, 2, 3]);
-    }
-
-    #[test]
-    fn candidate_terms_are_the_index_terms_of_title_and_text() {
-        let mut terms = CandidateTerms::new();
-        terms.push("Heating", "the graphene sheets");
-        let text = "The Engine's engines ENGINE: the engine runs, Running ran; r\u{e9}sum\u{e9}s 40 Heating";
-        terms.push("Engines", text);
-        assert_eq!(terms.len(), 2);
-        assert_eq!(terms.terms(0), ["heat", "graphen", "sheet"]);
-        // Remembered tokens give what the keyword index's analysis gives, in order.
-        let mut expected = crag_text::analyze("Engines");
-        expected.extend(crag_text::analyze(text));
-        assert_eq!(terms.terms(1), expected);
-        assert!(terms.terms(2).is_empty());
-        let distinct: std::collections::HashSet<&str> =
-            terms.terms(0).into_iter().chain(terms.terms(1)).collect();
-        assert_eq!(terms.distinct_terms(), distinct.len());
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! [`tokens`] is the tokenizer all of these share (and `crag-refine` scores strips with). No IO, no async, and no
 //! function panics on any input.
 
+mod candidate_terms;
 mod error;
 mod expander;
 mod feedback;
@@ -34,6 +35,8 @@ mod synonyms;
 pub mod term_graph;
 pub mod tokens;
 
+/// The memo [`CandidateTerms::with_memo`] shares across queries.
+pub use crag_text::TermMemo;
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
 pub use feedback::{

@@ -12,6 +12,9 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+mod memo;
+pub use memo::TermMemo;
+
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 

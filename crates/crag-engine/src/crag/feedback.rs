@@ -2,6 +2,7 @@
 //! to the first ones (stored embeddings, shown words), before the judgement.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crag_core::{ChunkId, FusedHit};
@@ -31,7 +32,7 @@ impl QueryState<'_> {
                     ids.iter().map(|id| by_id.remove(id)).collect();
                 if let Some(vectors) = vectors {
                     let scores: Vec<f32> = hits[..k].iter().map(|h| h.fused_score).collect();
-                    let mut terms = CandidateTerms::new();
+                    let mut terms = CandidateTerms::with_memo(Arc::clone(&self.engine.term_memo));
                     if config.term_weight > 0.0 {
                         for h in &hits[..k] {
                             terms.push(&h.chunk.title, &h.chunk.text);

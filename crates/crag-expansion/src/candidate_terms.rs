@@ -1,0 +1,159 @@
+//! The index terms of a feedback rerank's candidates, each distinct term numbered.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crag_text::TermMemo;
+
+/// A fast, non-cryptographic hash for maps keyed by words of text that a query already
+/// shows (no adversary gains by colliding them).
+type FastHash = foldhash::fast::RandomState;
+
+/// The index terms of the candidates of a feedback rerank, as the keyword index analyses
+/// them (each candidate's title, then its text), each distinct term numbered. A raw token is
+/// analysed once however often the candidates repeat it: the candidates of one query share
+/// most of their words, and stemming them again was most of the rerank's cost. With a
+/// [`TermMemo`] ([`CandidateTerms::with_memo`]) a token already analysed for an earlier query
+/// is not analysed again either.
+#[derive(Debug, Clone, Default)]
+pub struct CandidateTerms {
+    /// Raw token as written -> its term's number (`None`: a stop word or too long).
+    by_token: HashMap<String, Option<u32>, FastHash>,
+    /// Term -> its number.
+    by_term: HashMap<String, u32, FastHash>,
+    pub(crate) candidates: Vec<Vec<u32>>,
+    /// Terms of raw tokens shared across queries.
+    memo: Option<Arc<TermMemo>>,
+}
+
+impl CandidateTerms {
+    /// No candidates yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// No candidates yet; the terms of raw tokens are taken from `memo` and kept in it.
+    pub fn with_memo(memo: Arc<TermMemo>) -> Self {
+        Self {
+            memo: Some(memo),
+            ..Self::default()
+        }
+    }
+
+    /// Adds the next candidate: the terms of its `title` and its `text`.
+    pub fn push(&mut self, title: &str, text: &str) {
+        let mut ids = Vec::new();
+        for part in [title, text] {
+            for token in crag_text::tokens(part) {
+                if let Some(id) = self.id(token.text) {
+                    ids.push(id);
+                }
+            }
+        }
+        self.candidates.push(ids);
+    }
+
+    fn id(&mut self, token: &str) -> Option<u32> {
+        if let Some(&id) = self.by_token.get(token) {
+            return id;
+        }
+        let Self { by_term, memo, .. } = self;
+        let id = match memo {
+            Some(memo) => memo.with_term(token, |term| term.map(|t| number(by_term, t))),
+            None => crag_text::term(token).map(|t| number(by_term, &t)),
+        };
+        self.by_token.insert(token.to_owned(), id);
+        id
+    }
+
+    /// Candidates pushed.
+    pub fn len(&self) -> usize {
+        self.candidates.len()
+    }
+
+    /// Whether none was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.candidates.is_empty()
+    }
+
+    /// Distinct terms over all candidates.
+    pub fn distinct_terms(&self) -> usize {
+        self.by_term.len()
+    }
+
+    /// Candidate `i`'s terms, in order, duplicates kept (empty past the last candidate).
+    pub fn terms(&self, i: usize) -> Vec<&str> {
+        let mut names = vec![""; self.by_term.len()];
+        for (term, &id) in &self.by_term {
+            names[id as usize] = term;
+        }
+        self.candidates
+            .get(i)
+            .map(|ids| ids.iter().map(|&id| names[id as usize]).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// `term`'s number in `by_term`, the next one when it is new.
+fn number(by_term: &mut HashMap<String, u32, FastHash>, term: &str) -> u32 {
+    if let Some(&id) = by_term.get(term) {
+        return id;
+    }
+    let next = u32::try_from(by_term.len()).unwrap_or(u32::MAX);
+    by_term.insert(term.to_owned(), next);
+    next
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidate_terms_are_the_index_terms_of_title_and_text() {
+        let mut terms = CandidateTerms::new();
+        terms.push("Heating", "the graphene sheets");
+        let text = "The Engine's engines ENGINE: the engine runs, Running ran; r\u{e9}sum\u{e9}s 40 Heating";
+        terms.push("Engines", text);
+        assert_eq!(terms.len(), 2);
+        assert_eq!(terms.terms(0), ["heat", "graphen", "sheet"]);
+        // Remembered tokens give what the keyword index's analysis gives, in order.
+        let mut expected = crag_text::analyze("Engines");
+        expected.extend(crag_text::analyze(text));
+        assert_eq!(terms.terms(1), expected);
+        assert!(terms.terms(2).is_empty());
+        let distinct: std::collections::HashSet<&str> =
+            terms.terms(0).into_iter().chain(terms.terms(1)).collect();
+        assert_eq!(terms.distinct_terms(), distinct.len());
+    }
+
+    #[test]
+    fn candidate_terms_from_a_shared_memo_are_those_analysed_per_query() {
+        let texts = [
+            ("Heating", "the graphene sheets heat the Engine's engines"),
+            (
+                "Engines",
+                "The ENGINE runs; Running ran, r\u{e9}sum\u{e9}s heat sheets",
+            ),
+        ];
+        let analysed = |terms: &CandidateTerms| -> Vec<Vec<String>> {
+            (0..terms.len())
+                .map(|i| terms.terms(i).into_iter().map(str::to_owned).collect())
+                .collect()
+        };
+        let mut plain = CandidateTerms::new();
+        for (title, text) in texts {
+            plain.push(title, text);
+        }
+        let memo = Arc::new(TermMemo::new(1_000));
+        // The first query fills the memo, the second is served from it.
+        for _ in 0..2 {
+            let mut shared = CandidateTerms::with_memo(Arc::clone(&memo));
+            for (title, text) in texts {
+                shared.push(title, text);
+            }
+            assert_eq!(analysed(&shared), analysed(&plain));
+            assert_eq!(shared.distinct_terms(), plain.distinct_terms());
+        }
+        assert!(!memo.is_empty());
+    }
+}
