@@ -76,9 +76,10 @@ pub struct Engine {
     pub(crate) term_memo: Arc<crag_expansion::TermMemo>,
 }
 
-/// Raw tokens the feedback rerank's [`crag_expansion::TermMemo`] holds at most (about 20 MiB when
-/// full): SciFact's 5,183 documents hold about 44,000 distinct raw tokens.
-pub const TERM_MEMO_TOKENS: usize = 1 << 18;
+/// Raw tokens the feedback rerank's [`crag_expansion::TermMemo`] holds at most (an estimated
+/// 20 MiB when full, not measured): SciFact's 5,183 documents hold about 44,000 distinct raw
+/// tokens.
+const TERM_MEMO_TOKENS: usize = 1 << 18;
 
 impl Engine {
     /// Wires the engine; fails when the vector index and the embedder disagree on dimension.

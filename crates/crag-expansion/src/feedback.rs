@@ -8,7 +8,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::candidate_terms::CandidateTerms;
+use crate::candidate_terms::CandidateTerms;
 
 /// Parameters of the feedback rerank.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]

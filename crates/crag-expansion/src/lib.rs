@@ -35,13 +35,12 @@ mod synonyms;
 pub mod term_graph;
 pub mod tokens;
 
+pub use candidate_terms::CandidateTerms;
 /// The memo [`CandidateTerms::with_memo`] shares across queries.
 pub use crag_text::TermMemo;
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
-pub use feedback::{
-    feedback_order, feedback_order_with_terms, CandidateTerms, FeedbackRerankConfig,
-};
+pub use feedback::{feedback_order, feedback_order_with_terms, FeedbackRerankConfig};
 pub use prf::{rm3, rocchio, PrfConfig};
 pub use rewrite::rewrite_keywords;
 pub use rrf::{fuse_ranked, fuse_weighted, rrf_term, Fused, RRF_K};
