@@ -74,6 +74,8 @@ pub struct Engine {
     pub(crate) cgrag: Arc<CgragComponents>,
     /// The index terms of raw tokens the feedback rerank met, shared by every query.
     pub(crate) term_memo: Arc<crag_expansion::TermMemo>,
+    /// The feedback rerank's candidates' index terms and counts, kept for a chunk met again.
+    pub(crate) candidate_terms: crate::crag::CandidateTermsCache,
 }
 
 /// Raw tokens the feedback rerank's [`crag_expansion::TermMemo`] holds at most (an estimated
@@ -121,6 +123,7 @@ impl Engine {
             )?)?),
             cgrag: Arc::new(CgragComponents::default()),
             term_memo: Arc::new(crag_expansion::TermMemo::new(TERM_MEMO_TOKENS)),
+            candidate_terms: crate::crag::CandidateTermsCache::new(),
         })
     }
 

@@ -40,6 +40,19 @@ impl CandidateTerms {
         }
     }
 
+    /// Adds the next candidate from its [`term_counts`]: the same terms, numbered the same
+    /// way, as [`CandidateTerms::push`] of its title and text gives (its terms listed by
+    /// [`CandidateTerms::terms`] grouped, each as often as it occurs, in the order they first
+    /// occur).
+    pub fn push_counts<S: AsRef<str>>(&mut self, counts: &[(S, u32)]) {
+        let mut ids = Vec::with_capacity(counts.iter().map(|(_, c)| *c as usize).sum());
+        for (term, count) in counts {
+            let id = number(&mut self.by_term, term.as_ref());
+            ids.extend(std::iter::repeat_n(id, *count as usize));
+        }
+        self.candidates.push(ids);
+    }
+
     /// Adds the next candidate: the terms of its `title` and its `text`.
     pub fn push(&mut self, title: &str, text: &str) {
         let mut ids = Vec::new();
@@ -92,6 +105,62 @@ impl CandidateTerms {
             .map(|ids| ids.iter().map(|&id| names[id as usize]).collect())
             .unwrap_or_default()
     }
+}
+
+/// Index terms of raw tokens already met by one caller (a query's candidates share most of
+/// their words): [`term_counts_in`] looks a token up here before the shared [`TermMemo`].
+pub type TokenTerms = HashMap<Box<str>, Option<Box<str>>, FastHash>;
+
+/// The distinct index terms of a candidate's `title` and `text` (as the keyword index analyses
+/// them, through `memo` when given), each with how often it occurs, in the order they first
+/// occur: what [`CandidateTerms::push_counts`] takes, and what a caller can keep for a
+/// candidate met again instead of analysing its text again.
+pub fn term_counts(title: &str, text: &str, memo: Option<&TermMemo>) -> Vec<(Box<str>, u32)> {
+    term_counts_in(title, text, memo, &mut TokenTerms::default())
+}
+
+/// [`term_counts`], taking the terms of tokens `seen` holds from it and adding the others.
+pub fn term_counts_in(
+    title: &str,
+    text: &str,
+    memo: Option<&TermMemo>,
+    seen: &mut TokenTerms,
+) -> Vec<(Box<str>, u32)> {
+    let mut counts: Vec<(Box<str>, u32)> = Vec::new();
+    let mut index: HashMap<Box<str>, usize, FastHash> = HashMap::default();
+    let mut by_token: HashMap<&str, Option<usize>, FastHash> = HashMap::default();
+    for part in [title, text] {
+        for token in crag_text::tokens(part) {
+            let slot = match by_token.get(token.text) {
+                Some(&slot) => slot,
+                None => {
+                    if !seen.contains_key(token.text) {
+                        let term: Option<Box<str>> = match memo {
+                            Some(memo) => memo.with_term(token.text, |t| t.map(Box::from)),
+                            None => crag_text::term(token.text).map(String::into_boxed_str),
+                        };
+                        seen.insert(token.text.into(), term);
+                    }
+                    let slot = seen.get(token.text).and_then(Option::as_deref).map(|term| {
+                        match index.get(term) {
+                            Some(&i) => i,
+                            None => {
+                                index.insert(term.into(), counts.len());
+                                counts.push((term.into(), 0));
+                                counts.len() - 1
+                            }
+                        }
+                    });
+                    by_token.insert(token.text, slot);
+                    slot
+                }
+            };
+            if let Some(i) = slot {
+                counts[i].1 += 1;
+            }
+        }
+    }
+    counts
 }
 
 /// `term`'s number in `by_term`, the next one when it is new.
@@ -155,5 +224,50 @@ mod tests {
             assert_eq!(shared.distinct_terms(), plain.distinct_terms());
         }
         assert!(!memo.is_empty());
+    }
+
+    #[test]
+    fn counted_candidates_number_and_count_the_terms_as_pushed_ones() {
+        let texts = [
+            ("Heating", "the graphene sheets heat the Engine's engines"),
+            ("", ""),
+            (
+                "Engines",
+                "The ENGINE runs; Running ran, r\u{e9}sum\u{e9}s heat sheets heat",
+            ),
+        ];
+        let sorted = |terms: &CandidateTerms, i: usize| {
+            let mut t: Vec<String> = terms.terms(i).into_iter().map(str::to_owned).collect();
+            t.sort();
+            t
+        };
+        let mut plain = CandidateTerms::new();
+        for (title, text) in texts {
+            plain.push(title, text);
+        }
+        let memo = TermMemo::new(1_000);
+        for memo in [None, Some(&memo), Some(&memo)] {
+            let mut counted = CandidateTerms::new();
+            let mut shared = CandidateTerms::new();
+            let mut seen = TokenTerms::default();
+            for (title, text) in texts {
+                counted.push_counts(&term_counts(title, text, memo));
+                shared.push_counts(&term_counts_in(title, text, memo, &mut seen));
+            }
+            assert_eq!(shared.by_term, plain.by_term);
+            for i in 0..texts.len() {
+                assert_eq!(sorted(&shared, i), sorted(&plain, i));
+            }
+            assert_eq!(counted.len(), plain.len());
+            assert_eq!(counted.by_term, plain.by_term, "the same numbering");
+            for i in 0..texts.len() {
+                assert_eq!(sorted(&counted, i), sorted(&plain, i));
+            }
+        }
+        let counts = term_counts(texts[2].0, texts[2].1, None);
+        let heat = counts.iter().find(|(t, _)| &**t == "heat").unwrap();
+        assert_eq!(heat.1, 2);
+        assert_eq!(&*counts[0].0, "engin", "first occurrence first: {counts:?}");
+        assert!(term_counts("", "", None).is_empty());
     }
 }

@@ -35,7 +35,7 @@ mod synonyms;
 pub mod term_graph;
 pub mod tokens;
 
-pub use candidate_terms::CandidateTerms;
+pub use candidate_terms::{term_counts, term_counts_in, CandidateTerms, TokenTerms};
 /// The memo [`CandidateTerms::with_memo`] shares across queries.
 pub use crag_text::TermMemo;
 pub use error::{ExpansionError, Result};

@@ -34,6 +34,7 @@ pub(crate) use config::millis;
 pub use config::{CragConfig, ExpansionStrategy};
 pub use evaluate::{EvaluationReport, JudgedDocument, MAX_EVALUATED_DOCUMENTS};
 pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
+pub(crate) use feedback::CandidateTermsCache;
 pub use guard::FailMode;
 pub use metrics::{CopyReading, CragMetrics};
 pub use outcome::{EvaluationInput, QueryOutcome, QueryRequest};
