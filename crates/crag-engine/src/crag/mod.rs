@@ -8,6 +8,7 @@
 
 mod actions;
 mod artifact;
+mod candidate_terms;
 mod components;
 mod config;
 mod eval_cache;
@@ -28,13 +29,13 @@ mod testkit;
 mod timings;
 
 pub use artifact::{Artifact, ArtifactOrigin};
+pub(crate) use candidate_terms::CandidateTermsCache;
 pub use components::CragComponents;
 pub(crate) use components::CragRuntime;
 pub(crate) use config::millis;
 pub use config::{CragConfig, ExpansionStrategy};
 pub use evaluate::{EvaluationReport, JudgedDocument, MAX_EVALUATED_DOCUMENTS};
 pub use evaluators::{CalibratedRelevance, HeuristicRelevance, LlmRelevance};
-pub(crate) use feedback::CandidateTermsCache;
 pub use guard::FailMode;
 pub use metrics::{CopyReading, CragMetrics};
 pub use outcome::{EvaluationInput, QueryOutcome, QueryRequest};
