@@ -12,11 +12,11 @@ const CANDIDATE_TERMS_BYTES: u64 = 32 << 20;
 /// A candidate's distinct index terms and their counts, in the order they first occur.
 type TermCounts = Arc<[(Box<str>, u32)]>;
 
-/// The feedback rerank's candidates' index terms and counts ([`term_counts`]), kept for a
-/// chunk met again by a later query instead of analysing its text again (about 250 words a
-/// chunk, most of the rerank's time). Keyed by the chunk's id and a hash of its title and
-/// text, so a chunk re-ingested with other words is analysed anew; bounded by bytes, least
-/// recently used first out (`moka`).
+/// The feedback rerank's candidates' index terms and counts
+/// ([`crag_expansion::term_counts`]), kept for a chunk met again by a later query instead of
+/// analysing its text again (about 250 words a chunk, most of the rerank's time). Keyed by the
+/// chunk's id and a hash of its title and text, so a chunk re-ingested with other words is
+/// analysed anew; bounded by bytes, least recently used first out (`moka`).
 #[derive(Debug, Clone)]
 pub(crate) struct CandidateTermsCache {
     entries: moka::sync::Cache<(ChunkId, [u8; 16]), TermCounts>,
