@@ -127,7 +127,7 @@ pub fn term_counts_in(
     seen: &mut TokenTerms,
 ) -> Vec<(Box<str>, u32)> {
     let mut counts: Vec<(Box<str>, u32)> = Vec::new();
-    let mut index: HashMap<Box<str>, usize, FastHash> = HashMap::default();
+    let mut index: HashMap<String, u32, FastHash> = HashMap::default();
     let mut by_token: HashMap<&str, Option<usize>, FastHash> = HashMap::default();
     for part in [title, text] {
         for token in crag_text::tokens(part) {
@@ -142,14 +142,11 @@ pub fn term_counts_in(
                         seen.insert(token.text.into(), term);
                     }
                     let slot = seen.get(token.text).and_then(Option::as_deref).map(|term| {
-                        match index.get(term) {
-                            Some(&i) => i,
-                            None => {
-                                index.insert(term.into(), counts.len());
-                                counts.push((term.into(), 0));
-                                counts.len() - 1
-                            }
+                        let i = number(&mut index, term) as usize;
+                        if i == counts.len() {
+                            counts.push((term.into(), 0));
                         }
+                        i
                     });
                     by_token.insert(token.text, slot);
                     slot
