@@ -2,7 +2,6 @@
 //! to the first ones (stored embeddings, shown words), before the judgement.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 use crag_core::{ChunkId, FusedHit};
@@ -32,19 +31,12 @@ impl QueryState<'_> {
                     ids.iter().map(|id| by_id.remove(id)).collect();
                 if let Some(vectors) = vectors {
                     let scores: Vec<f32> = hits[..k].iter().map(|h| h.fused_score).collect();
-                    let memo = &self.engine.term_memo;
-                    let mut terms = CandidateTerms::with_memo(Arc::clone(memo));
+                    let mut terms = CandidateTerms::new();
                     if config.term_weight > 0.0 {
-                        let cache = &self.engine.candidate_terms;
+                        let (cache, memo) = (&self.engine.candidate_terms, &self.engine.term_memo);
                         let mut seen = TokenTerms::default();
                         for h in &hits[..k] {
-                            // A chunk met before has its terms kept; one met for the first
-                            // time is read with the query's other candidates (the same
-                            // terms, numbered alike).
-                            match cache.get(&h.chunk, memo, &mut seen) {
-                                Some(counts) => terms.push_counts(&counts),
-                                None => terms.push(&h.chunk.title, &h.chunk.text),
-                            }
+                            terms.push_counts(&cache.get(&h.chunk, memo, &mut seen));
                         }
                     }
                     let order = feedback_order_with_terms(
