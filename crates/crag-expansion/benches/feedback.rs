@@ -5,9 +5,10 @@
 //! embeddings and words.
 
 use std::hint::black_box;
-use std::sync::Arc;
 
-use crag_expansion::{feedback_order_with_terms, CandidateTerms, TermMemo};
+use crag_expansion::{
+    feedback_order_with_terms, term_counts_in, CandidateTerms, TermMemo, TokenTerms,
+};
 use criterion::{criterion_main, Criterion};
 
 const TEXT: &str = include_str!("../../../docs/crag.md");
@@ -61,12 +62,17 @@ fn terms(c: &mut Criterion) {
             terms
         })
     });
-    let memo = Arc::new(TermMemo::new(1 << 18));
-    c.bench_function("feedback_terms_30x250_shared_memo", |b| {
+    let memo = TermMemo::new(1 << 18);
+    // The engine's way when no candidate's terms are kept yet: each candidate's terms counted
+    // through the shared memo and the query's tokens, then numbered.
+    c.bench_function("feedback_terms_30x250_counted_shared_memo", |b| {
         b.iter(|| {
-            let mut terms = CandidateTerms::with_memo(Arc::clone(&memo));
+            let mut terms = CandidateTerms::new();
+            let mut seen = TokenTerms::default();
             for (title, text) in &texts {
-                terms.push(black_box(title), black_box(text));
+                let counts =
+                    term_counts_in(black_box(title), black_box(text), Some(&memo), &mut seen);
+                terms.push_counts(&counts);
             }
             terms
         })

@@ -1,7 +1,6 @@
 //! The index terms of a feedback rerank's candidates, each distinct term numbered.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crag_text::TermMemo;
 
@@ -11,10 +10,9 @@ type FastHash = foldhash::fast::RandomState;
 
 /// The index terms of the candidates of a feedback rerank, as the keyword index analyses
 /// them (each candidate's title, then its text), each distinct term numbered. A raw token is
-/// analysed once however often the candidates repeat it: the candidates of one query share
-/// most of their words, and stemming them again was most of the rerank's cost. With a
-/// [`TermMemo`] ([`CandidateTerms::with_memo`]) a token already analysed for an earlier query
-/// is not analysed again either.
+/// analysed once however often the candidates repeat it. A caller that keeps each candidate's
+/// terms ([`term_counts_in`], through a [`TermMemo`] shared across queries) adds them with
+/// [`CandidateTerms::push_counts`], numbered as [`CandidateTerms::push`] of the words would.
 #[derive(Debug, Clone, Default)]
 pub struct CandidateTerms {
     /// Raw token as written -> its term's number (`None`: a stop word or too long).
@@ -22,22 +20,12 @@ pub struct CandidateTerms {
     /// Term -> its number.
     by_term: HashMap<String, u32, FastHash>,
     pub(crate) candidates: Vec<Vec<u32>>,
-    /// Terms of raw tokens shared across queries.
-    memo: Option<Arc<TermMemo>>,
 }
 
 impl CandidateTerms {
     /// No candidates yet.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// No candidates yet; the terms of raw tokens are taken from `memo` and kept in it.
-    pub fn with_memo(memo: Arc<TermMemo>) -> Self {
-        Self {
-            memo: Some(memo),
-            ..Self::default()
-        }
     }
 
     /// Adds the next candidate from its [`term_counts`]: the same terms, numbered the same
@@ -70,11 +58,7 @@ impl CandidateTerms {
         if let Some(&id) = self.by_token.get(token) {
             return id;
         }
-        let Self { by_term, memo, .. } = self;
-        let id = match memo {
-            Some(memo) => memo.with_term(token, |term| term.map(|t| number(by_term, t))),
-            None => crag_text::term(token).map(|t| number(by_term, &t)),
-        };
+        let id = crag_text::term(token).map(|t| number(&mut self.by_term, &t));
         self.by_token.insert(token.to_owned(), id);
         id
     }
@@ -190,37 +174,6 @@ mod tests {
         let distinct: std::collections::HashSet<&str> =
             terms.terms(0).into_iter().chain(terms.terms(1)).collect();
         assert_eq!(terms.distinct_terms(), distinct.len());
-    }
-
-    #[test]
-    fn candidate_terms_from_a_shared_memo_are_those_analysed_per_query() {
-        let texts = [
-            ("Heating", "the graphene sheets heat the Engine's engines"),
-            (
-                "Engines",
-                "The ENGINE runs; Running ran, r\u{e9}sum\u{e9}s heat sheets",
-            ),
-        ];
-        let analysed = |terms: &CandidateTerms| -> Vec<Vec<String>> {
-            (0..terms.len())
-                .map(|i| terms.terms(i).into_iter().map(str::to_owned).collect())
-                .collect()
-        };
-        let mut plain = CandidateTerms::new();
-        for (title, text) in texts {
-            plain.push(title, text);
-        }
-        let memo = Arc::new(TermMemo::new(1_000));
-        // The first query fills the memo, the second is served from it.
-        for _ in 0..2 {
-            let mut shared = CandidateTerms::with_memo(Arc::clone(&memo));
-            for (title, text) in texts {
-                shared.push(title, text);
-            }
-            assert_eq!(analysed(&shared), analysed(&plain));
-            assert_eq!(shared.distinct_terms(), plain.distinct_terms());
-        }
-        assert!(!memo.is_empty());
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub mod term_graph;
 pub mod tokens;
 
 pub use candidate_terms::{term_counts, term_counts_in, CandidateTerms, TokenTerms};
-/// The memo [`CandidateTerms::with_memo`] shares across queries.
+/// The memo [`term_counts_in`] reads raw tokens' terms from, shared across queries.
 pub use crag_text::TermMemo;
 pub use error::{ExpansionError, Result};
 pub use expander::{QueryExpander, DEFAULT_MAX_SYNONYMS_PER_TERM};
